@@ -1,0 +1,95 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Only the OpenCV modules we use: linking all of opencv4's ~60 modules costs 0.5 s at start.
+let openCVLibraries: [LinkerSetting] = ["opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio"]
+    .map { .linkedLibrary($0) }
+
+let package = Package(
+    name: "biometricd",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "biometricd", targets: ["biometricd"]),
+        .executable(name: "authctl", targets: ["authctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // MARK: Thin native shims (plain C APIs)
+        .target(name: "CV4L2", path: "Sources/CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
+        .target(name: "CSystemd", path: "Sources/CSystemd", linkerSettings: [.linkedLibrary("systemd")]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .target(
+            name: "CVision",
+            path: "Sources/CVision",
+            cxxSettings: [
+                .unsafeFlags(["-I/usr/include/opencv4"]),
+                // dlib and OpenCV are header templates: unoptimised they are unusably slow.
+                .unsafeFlags(["-O2"], .when(configuration: .debug)),
+            ],
+            linkerSettings: openCVLibraries
+        ),
+
+        // MARK: Libraries, one per layer
+        .target(name: "BiometricProtocol", path: "Sources/Protocol"),
+        .target(
+            name: "BiometricCamera",
+            dependencies: ["CV4L2", "CVision", .product(name: "Logging", package: "swift-log")],
+            path: "Sources/Camera"
+        ),
+        .target(
+            name: "BiometricStore",
+            dependencies: ["CSQLite", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/Store"
+        ),
+        .target(
+            name: "BiometricDaemon",
+            dependencies: [
+                "BiometricProtocol", "BiometricCamera", "BiometricStore", "CSystemd", "CVision",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Sources/Daemon"
+        ),
+        .target(name: "BiometricClient", dependencies: ["BiometricProtocol"], path: "Sources/Client"),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "biometricd",
+            dependencies: ["BiometricDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/biometricd"
+        ),
+        .executableTarget(
+            name: "authctl",
+            dependencies: ["BiometricClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/authctl"
+        ),
+        .executableTarget(
+            name: "biometricd-bench",
+            dependencies: ["BiometricClient", "BiometricProtocol"],
+            path: "Sources/bench"
+        ),
+        .executableTarget(
+            name: "store-crash-writer",
+            dependencies: ["BiometricStore"],
+            path: "Tests/Support/StoreCrashWriter"
+        ),
+
+        // MARK: Tests, beside each module
+        .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
+        .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
+        .testTarget(name: "StoreTests", dependencies: ["BiometricStore"], path: "Tests/StoreTests"),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "CVision"],
+            path: "Tests/DaemonTests"
+        ),
+    ],
+    cxxLanguageStandard: .cxx17
+)

@@ -1,0 +1,17 @@
+// Thin C shim over libsystemd's sd-daemon API (sd_notifyf is variadic; Swift builds the string).
+#ifndef CSYSTEMD_H
+#define CSYSTEMD_H
+#include <stdint.h>
+#include <stddef.h>
+#include <systemd/sd-daemon.h>
+
+static inline int csd_notify(const char *state) { return sd_notify(0, state); }
+static inline int csd_listen_fds(void) { return sd_listen_fds(1); }
+static inline int csd_listen_fds_start(void) { return SD_LISTEN_FDS_START; }
+/// Returns the watchdog interval in microseconds, or 0 when no watchdog is asked for.
+static inline uint64_t csd_watchdog_usec(void) {
+    uint64_t usec = 0;
+    return sd_watchdog_enabled(0, &usec) > 0 ? usec : 0;
+}
+static inline int csd_is_socket_unix(int fd) { return sd_is_socket_unix(fd, 1 /* SOCK_STREAM */, 1, NULL, 0); }
+#endif

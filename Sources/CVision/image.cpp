@@ -1,0 +1,262 @@
+// Pixel conversion, image decoding, video reading and PNG encoding with OpenCV.
+#include "cvision.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/videoio.hpp>
+
+namespace {
+thread_local std::string last_error;
+
+cvis_status fail(cvis_status status, const std::string &message) {
+    last_error = message;
+    return status;
+}
+
+constexpr uint32_t fourcc(char a, char b, char c, char d) {
+    return uint32_t(uint8_t(a)) | (uint32_t(uint8_t(b)) << 8) | (uint32_t(uint8_t(c)) << 16) |
+           (uint32_t(uint8_t(d)) << 24);
+}
+
+// Runs `body`, turning any C++ exception into CVIS_ERR_INTERNAL.
+template <typename Body> cvis_status guarded(Body body) {
+    try {
+        return body();
+    } catch (const cv::Exception &e) {
+        return fail(CVIS_ERR_INTERNAL, std::string("OpenCV: ") + e.what());
+    } catch (const std::bad_alloc &) {
+        return fail(CVIS_ERR_INTERNAL, "out of memory");
+    } catch (const std::exception &e) {
+        return fail(CVIS_ERR_INTERNAL, e.what());
+    } catch (...) {
+        return fail(CVIS_ERR_INTERNAL, "unknown C++ exception");
+    }
+}
+
+// Writes grey and optionally BGR from a decoded 1- or 3-channel 8-bit image.
+cvis_status export_mat(const cv::Mat &m, uint8_t *grey, uint8_t *bgr) {
+    cv::Mat g(m.rows, m.cols, CV_8UC1, grey);
+    if (m.channels() == 1) {
+        m.copyTo(g);
+        if (bgr) cv::cvtColor(m, cv::Mat(m.rows, m.cols, CV_8UC3, bgr), cv::COLOR_GRAY2BGR);
+    } else {
+        cv::cvtColor(m, g, cv::COLOR_BGR2GRAY);
+        if (bgr) m.copyTo(cv::Mat(m.rows, m.cols, CV_8UC3, bgr));
+    }
+    return CVIS_OK;
+}
+} // namespace
+
+struct cvis_image {
+    cv::Mat mat; // CV_8UC1 or CV_8UC3 (BGR)
+};
+
+struct cvis_video {
+    cv::VideoCapture capture;
+    cvis_image frame;
+};
+
+extern "C" {
+
+const char *cvis_last_error(void) { return last_error.c_str(); }
+
+cvis_status cvis_convert_frame(uint32_t format, const uint8_t *src, size_t length, int width, int height, int stride,
+                               uint8_t *grey, uint8_t *bgr) {
+    if (!src || !grey || width <= 0 || height <= 0 || width > 16384 || height > 16384)
+        return fail(CVIS_ERR_ARGUMENT, "bad frame geometry");
+    return guarded([&]() -> cvis_status {
+        cv::Mat g(height, width, CV_8UC1, grey);
+        cv::Mat b;
+        if (bgr) b = cv::Mat(height, width, CV_8UC3, bgr);
+        auto need = [&](size_t bytesPerRow, size_t rows) -> bool { return length >= bytesPerRow * (rows - 1) + size_t(width); };
+        void *s = const_cast<uint8_t *>(src);
+        switch (format) {
+        case fourcc('Y', 'U', 'Y', 'V'):
+        case fourcc('U', 'Y', 'V', 'Y'): {
+            size_t st = stride > 0 ? size_t(stride) : size_t(width) * 2;
+            if (length < st * size_t(height)) return fail(CVIS_ERR_ARGUMENT, "short YUYV frame");
+            cv::Mat yuv(height, width, CV_8UC2, s, st);
+            bool yuyv = format == fourcc('Y', 'U', 'Y', 'V');
+            cv::cvtColor(yuv, g, yuyv ? cv::COLOR_YUV2GRAY_YUYV : cv::COLOR_YUV2GRAY_UYVY);
+            if (bgr) cv::cvtColor(yuv, b, yuyv ? cv::COLOR_YUV2BGR_YUYV : cv::COLOR_YUV2BGR_UYVY);
+            return CVIS_OK;
+        }
+        case fourcc('G', 'R', 'E', 'Y'): {
+            size_t st = stride > 0 ? size_t(stride) : size_t(width);
+            if (!need(st, height)) return fail(CVIS_ERR_ARGUMENT, "short GREY frame");
+            cv::Mat m(height, width, CV_8UC1, s, st);
+            m.copyTo(g);
+            if (bgr) cv::cvtColor(m, b, cv::COLOR_GRAY2BGR);
+            return CVIS_OK;
+        }
+        case fourcc('Y', '1', '6', ' '): {
+            size_t st = stride > 0 ? size_t(stride) : size_t(width) * 2;
+            if (length < st * size_t(height)) return fail(CVIS_ERR_ARGUMENT, "short Y16 frame");
+            cv::Mat m(height, width, CV_16UC1, s, st);
+            m.convertTo(g, CV_8U, 1.0 / 256.0);
+            if (bgr) cv::cvtColor(g, b, cv::COLOR_GRAY2BGR);
+            return CVIS_OK;
+        }
+        case fourcc('N', 'V', '1', '2'): {
+            size_t st = stride > 0 ? size_t(stride) : size_t(width);
+            if (st != size_t(width)) return fail(CVIS_ERR_FORMAT, "padded NV12 rows are not supported");
+            if (length < size_t(width) * height * 3 / 2) return fail(CVIS_ERR_ARGUMENT, "short NV12 frame");
+            cv::Mat m(height * 3 / 2, width, CV_8UC1, s);
+            m.rowRange(0, height).copyTo(g);
+            if (bgr) cv::cvtColor(m, b, cv::COLOR_YUV2BGR_NV12);
+            return CVIS_OK;
+        }
+        case fourcc('R', 'G', 'B', '3'):
+        case fourcc('B', 'G', 'R', '3'): {
+            size_t st = stride > 0 ? size_t(stride) : size_t(width) * 3;
+            if (length < st * size_t(height)) return fail(CVIS_ERR_ARGUMENT, "short RGB frame");
+            cv::Mat m(height, width, CV_8UC3, s, st);
+            bool rgb = format == fourcc('R', 'G', 'B', '3');
+            cv::cvtColor(m, g, rgb ? cv::COLOR_RGB2GRAY : cv::COLOR_BGR2GRAY);
+            if (bgr) {
+                if (rgb) cv::cvtColor(m, b, cv::COLOR_RGB2BGR);
+                else m.copyTo(b);
+            }
+            return CVIS_OK;
+        }
+        case fourcc('M', 'J', 'P', 'G'):
+        case fourcc('J', 'P', 'E', 'G'): {
+            if (length < 4 || length > (size_t(1) << 30)) return fail(CVIS_ERR_ARGUMENT, "bad MJPEG frame length");
+            cv::Mat raw(1, int(length), CV_8UC1, s);
+            cv::Mat decoded = cv::imdecode(raw, cv::IMREAD_COLOR);
+            if (decoded.empty()) return fail(CVIS_ERR_DECODE, "MJPEG frame does not decode");
+            if (decoded.cols != width || decoded.rows != height)
+                return fail(CVIS_ERR_DECODE, "MJPEG frame size differs from the negotiated size");
+            return export_mat(decoded, grey, bgr);
+        }
+        default:
+            return fail(CVIS_ERR_FORMAT, "unsupported pixel format");
+        }
+    });
+}
+
+static cvis_image *finish_image(cv::Mat mat, int64_t max_pixels, cvis_status *status, const char *what) {
+    if (mat.empty()) {
+        *status = fail(CVIS_ERR_DECODE, std::string(what) + " is not a decodable image (PNG, JPEG, PGM, TIFF, BMP)");
+        return nullptr;
+    }
+    if (max_pixels > 0 && int64_t(mat.rows) * mat.cols > max_pixels) {
+        *status = fail(CVIS_ERR_ARGUMENT, "image is larger than allowed");
+        return nullptr;
+    }
+    if (mat.depth() != CV_8U) {
+        cv::Mat eight;
+        double scale = mat.depth() == CV_16U ? 1.0 / 256.0 : 1.0;
+        mat.convertTo(eight, CV_8U, scale);
+        mat = eight;
+    }
+    if (mat.channels() == 4) cv::cvtColor(mat, mat, cv::COLOR_BGRA2BGR);
+    if (mat.channels() != 1 && mat.channels() != 3) {
+        *status = fail(CVIS_ERR_FORMAT, "image has an unsupported channel count");
+        return nullptr;
+    }
+    auto *img = new cvis_image{std::move(mat)};
+    *status = CVIS_OK;
+    return img;
+}
+
+cvis_image *cvis_image_decode(const uint8_t *data, size_t length, int64_t max_pixels, cvis_status *status) {
+    cvis_image *result = nullptr;
+    *status = guarded([&]() -> cvis_status {
+        if (!data || length == 0) return fail(CVIS_ERR_DECODE, "image is empty");
+        if (length > (size_t(1) << 30)) return fail(CVIS_ERR_ARGUMENT, "image is larger than allowed");
+        cv::Mat raw(1, int(length), CV_8UC1, const_cast<uint8_t *>(data));
+        cvis_status st = CVIS_OK;
+        result = finish_image(cv::imdecode(raw, cv::IMREAD_ANYDEPTH | cv::IMREAD_ANYCOLOR), max_pixels, &st, "data");
+        return st;
+    });
+    return *status == CVIS_OK ? result : nullptr;
+}
+
+cvis_image *cvis_image_read(const char *path, int64_t max_pixels, cvis_status *status) {
+    cvis_image *result = nullptr;
+    *status = guarded([&]() -> cvis_status {
+        if (!path) return fail(CVIS_ERR_ARGUMENT, "no path");
+        cvis_status st = CVIS_OK;
+        result = finish_image(cv::imread(path, cv::IMREAD_ANYDEPTH | cv::IMREAD_ANYCOLOR), max_pixels, &st, path);
+        return st;
+    });
+    return *status == CVIS_OK ? result : nullptr;
+}
+
+int cvis_image_width(const cvis_image *image) { return image ? image->mat.cols : 0; }
+int cvis_image_height(const cvis_image *image) { return image ? image->mat.rows : 0; }
+int cvis_image_channels(const cvis_image *image) { return image ? image->mat.channels() : 0; }
+
+cvis_status cvis_image_copy(const cvis_image *image, uint8_t *grey, uint8_t *bgr) {
+    if (!image || !grey) return fail(CVIS_ERR_ARGUMENT, "no image");
+    return guarded([&]() { return export_mat(image->mat, grey, bgr); });
+}
+
+void cvis_image_free(cvis_image *image) { delete image; }
+
+cvis_video *cvis_video_open(const char *path, cvis_status *status) {
+    cvis_video *result = nullptr;
+    *status = guarded([&]() -> cvis_status {
+        auto video = std::make_unique<cvis_video>();
+        if (!video->capture.open(path, cv::CAP_ANY) || !video->capture.isOpened())
+            return fail(CVIS_ERR_IO, std::string(path) + " cannot be opened as a video");
+        result = video.release();
+        return CVIS_OK;
+    });
+    return result;
+}
+
+double cvis_video_fps(const cvis_video *video) {
+    if (!video) return 0;
+    try {
+        double fps = const_cast<cv::VideoCapture &>(video->capture).get(cv::CAP_PROP_FPS);
+        return fps > 0 && fps < 1000 ? fps : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+cvis_status cvis_video_next(cvis_video *video, const cvis_image **frame) {
+    if (!video || !frame) return fail(CVIS_ERR_ARGUMENT, "no video");
+    return guarded([&]() -> cvis_status {
+        if (!video->capture.read(video->frame.mat) || video->frame.mat.empty())
+            return fail(CVIS_ERR_END, "end of video");
+        *frame = &video->frame;
+        return CVIS_OK;
+    });
+}
+
+void cvis_video_close(cvis_video *video) {
+    try {
+        delete video;
+    } catch (...) {
+    }
+}
+
+cvis_status cvis_encode_png(const uint8_t *pixels, int width, int height, int channels, uint8_t **out,
+                            size_t *out_length) {
+    if (!pixels || !out || !out_length || width <= 0 || height <= 0 || (channels != 1 && channels != 3))
+        return fail(CVIS_ERR_ARGUMENT, "bad image for PNG");
+    return guarded([&]() -> cvis_status {
+        cv::Mat m(height, width, channels == 1 ? CV_8UC1 : CV_8UC3, const_cast<uint8_t *>(pixels));
+        std::vector<uint8_t> buffer;
+        if (!cv::imencode(".png", m, buffer)) return fail(CVIS_ERR_INTERNAL, "PNG encoding failed");
+        auto *copy = static_cast<uint8_t *>(std::malloc(buffer.size()));
+        if (!copy) return fail(CVIS_ERR_INTERNAL, "out of memory");
+        std::memcpy(copy, buffer.data(), buffer.size());
+        *out = copy;
+        *out_length = buffer.size();
+        return CVIS_OK;
+    });
+}
+
+void cvis_free(void *pointer) { std::free(pointer); }
+
+} // extern "C"

@@ -1,0 +1,72 @@
+// CVision: the project's only C++ (OpenCV, later dlib), behind a plain C API.
+// Every entry point catches all C++ exceptions; failures return an error code and set a
+// thread-local message readable with cvis_last_error().
+#ifndef CVISION_H
+#define CVISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    CVIS_OK = 0,
+    CVIS_ERR_ARGUMENT = 1,   // bad size, stride or pointer
+    CVIS_ERR_FORMAT = 2,     // pixel format not supported
+    CVIS_ERR_DECODE = 3,     // bytes are not a decodable image
+    CVIS_ERR_IO = 4,         // file cannot be opened or read
+    CVIS_ERR_END = 5,        // end of a video stream
+    CVIS_ERR_INTERNAL = 6,   // an OpenCV exception or out of memory
+} cvis_status;
+
+/// Last error message of this thread (valid until the next failing call on the thread).
+const char *cvis_last_error(void);
+
+// MARK: Pixel conversion (camera frames)
+
+/// Pixel formats of camera frames, as V4L2 fourccs.
+/// Converts one camera frame into 8-bit grey (always) and BGR (when `bgr` is non-NULL).
+/// `grey` must hold width*height bytes, `bgr` width*height*3. `stride` is bytes per source row
+/// (0 = packed). For MJPEG, `length` is the compressed size and the decoded size must match.
+cvis_status cvis_convert_frame(uint32_t fourcc, const uint8_t *src, size_t length, int width, int height,
+                               int stride, uint8_t *grey, uint8_t *bgr);
+
+// MARK: Still images and video files
+
+typedef struct cvis_image cvis_image;
+
+/// Decodes PNG/JPEG/PGM/TIFF/BMP bytes. `max_pixels` refuses larger images before decoding.
+cvis_image *cvis_image_decode(const uint8_t *data, size_t length, int64_t max_pixels, cvis_status *status);
+/// Reads an image file.
+cvis_image *cvis_image_read(const char *path, int64_t max_pixels, cvis_status *status);
+int cvis_image_width(const cvis_image *image);
+int cvis_image_height(const cvis_image *image);
+/// 1 when the source had one channel (grey / IR), else 3.
+int cvis_image_channels(const cvis_image *image);
+/// Copies the image out as grey and (when non-NULL) BGR, packed rows.
+cvis_status cvis_image_copy(const cvis_image *image, uint8_t *grey, uint8_t *bgr);
+void cvis_image_free(cvis_image *image);
+
+typedef struct cvis_video cvis_video;
+cvis_video *cvis_video_open(const char *path, cvis_status *status);
+/// Frames per second the file declares (0 when unknown).
+double cvis_video_fps(const cvis_video *video);
+/// Decodes the next frame into the video's own image (valid until the next call).
+/// Returns CVIS_ERR_END at end of stream.
+cvis_status cvis_video_next(cvis_video *video, const cvis_image **frame);
+void cvis_video_close(cvis_video *video);
+
+// MARK: Encoding
+
+/// Encodes packed grey (channels 1) or BGR (channels 3) pixels as PNG. The caller frees *out
+/// with cvis_free.
+cvis_status cvis_encode_png(const uint8_t *pixels, int width, int height, int channels, uint8_t **out,
+                            size_t *out_length);
+void cvis_free(void *pointer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

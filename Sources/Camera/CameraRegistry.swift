@@ -1,0 +1,179 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// All cameras the daemon may use, who holds which, and hot-plug.
+///
+/// Replay cameras are fixed. V4L2 cameras come from explicit specs (kept even while unplugged,
+/// and picked up again when the node returns) or, with no specs, from every capture node in /dev.
+public final class CameraRegistry: Sendable {
+    public enum Change: Sendable {
+        case added(CameraDescription)
+        case removed(CameraDescription)
+    }
+
+    private struct State {
+        var devices: [any CameraDevice] = []
+        var busy: Set<String> = []
+        var watchers: [UInt64: @Sendable (Change) -> Void] = [:]
+        var nextWatcher: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let replays: [any CameraDevice]
+    /// Explicit V4L2 paths; empty with auto-discovery.
+    private let wantedV4L2: [String]
+    private let autoDiscover: Bool
+    private let logger: Logger
+    private let rescanQueue = DispatchQueue(label: "biometricd.camera.rescan")
+    private let monitor = Mutex<HotplugMonitor?>(nil)
+
+    /// Validates every spec. A V4L2 path that exists but is no capture device, an unreadable
+    /// replay, or a malformed spec is an error; a V4L2 path that is absent is waited for.
+    public init(specs: [CameraSpec], logger: Logger) throws(CameraError) {
+        self.logger = logger
+        var replays: [any CameraDevice] = []
+        var wanted: [String] = []
+        for spec in specs {
+            switch spec {
+            case .replay:
+                replays.append(try ReplayDevice(spec: spec, id: "replay\(replays.count)"))
+            case .v4l2(let path):
+                do {
+                    _ = try V4L2Device(path: path)
+                } catch .notFound {
+                    logger.warning("camera \(path) is not present yet; it will be used when it appears")
+                }
+                wanted.append(path)
+            }
+        }
+        self.replays = replays
+        self.wantedV4L2 = wanted
+        self.autoDiscover = specs.isEmpty
+        let found = Self.scan(wanted: wanted, auto: specs.isEmpty)
+        state.withLock { $0.devices = replays + found }
+    }
+
+    private static func scan(wanted: [String], auto: Bool) -> [any CameraDevice] {
+        if auto { return discoverV4L2Devices() }
+        return wanted.compactMap { try? V4L2Device(path: $0) }
+    }
+
+    /// Watches /dev for video nodes appearing and vanishing (udev creates and removes them).
+    public func startHotplug() {
+        guard autoDiscover || !wantedV4L2.isEmpty else { return }
+        let m = HotplugMonitor(directory: "/dev", prefix: "video", queue: rescanQueue) { [weak self] in
+            self?.rescan()
+        }
+        monitor.withLock { $0 = m }
+    }
+
+    public func stopHotplug() {
+        monitor.withLock { $0 = nil }
+    }
+
+    /// Re-reads the V4L2 devices and tells watchers what changed. Safe to call any time.
+    public func rescan() {
+        let found = Self.scan(wanted: wantedV4L2, auto: autoDiscover)
+        let (changes, watchers) = state.withLock { s -> ([Change], [@Sendable (Change) -> Void]) in
+            let old = s.devices.filter { !($0 is ReplayDevice) }
+            let oldIDs = Set(old.map(\.id))
+            let newIDs = Set(found.map(\.id))
+            var changes: [Change] = []
+            for d in old where !newIDs.contains(d.id) { changes.append(.removed(d.description)) }
+            for d in found where !oldIDs.contains(d.id) { changes.append(.added(d.description)) }
+            s.devices = s.devices.filter { $0 is ReplayDevice } + found
+            return (changes, Array(s.watchers.values))
+        }
+        for change in changes {
+            switch change {
+            case .added(let d): logger.info("camera added: \(d.id) (\(d.path), \(d.name))")
+            case .removed(let d): logger.info("camera removed: \(d.id) (\(d.path))")
+            }
+            watchers.forEach { $0(change) }
+        }
+    }
+
+    public var devices: [any CameraDevice] { state.withLock { $0.devices } }
+
+    public func isBusy(_ id: String) -> Bool { state.withLock { $0.busy.contains(id) } }
+
+    /// Tells `handler` about every later change until the returned token is cancelled.
+    public func watch(_ handler: @escaping @Sendable (Change) -> Void) -> WatchToken {
+        let key = state.withLock { s in
+            s.nextWatcher += 1
+            s.watchers[s.nextWatcher] = handler
+            return s.nextWatcher
+        }
+        return WatchToken { [weak self] in
+            _ = self?.state.withLock { $0.watchers.removeValue(forKey: key) }
+        }
+    }
+
+    /// Finds a camera by id, path, node or spec; the first free one when `name` is nil.
+    public func find(_ name: String?) throws(CameraError) -> any CameraDevice {
+        let devices = self.devices
+        guard let name else {
+            guard let first = devices.first(where: { !isBusy($0.id) }) ?? devices.first else {
+                throw .notFound("(any)")
+            }
+            return first
+        }
+        if let d = devices.first(where: { d in
+            d.id == name || d.spec.description == name || d.description.path == name
+                || (d as? V4L2Device)?.node == name || "v4l2:\((d as? V4L2Device)?.node ?? "")" == name
+        }) {
+            return d
+        }
+        throw .notFound(name)
+    }
+
+    /// Reserves a camera for one session: a second caller gets `.busy` until the lease ends.
+    public func acquire(_ name: String?) throws(CameraError) -> CameraLease {
+        let device = try find(name)
+        let ok = state.withLock { $0.busy.insert(device.id).inserted }
+        guard ok else { throw .busy(device.id) }
+        return CameraLease(device: device, registry: self)
+    }
+
+    fileprivate func release(_ id: String) {
+        _ = state.withLock { $0.busy.remove(id) }
+    }
+}
+
+/// One session's exclusive hold on a camera. Released explicitly or when it goes away.
+public final class CameraLease: Sendable {
+    public let device: any CameraDevice
+    private weak let registry: CameraRegistry?
+    private let released = Atomic<Bool>(false)
+
+    init(device: any CameraDevice, registry: CameraRegistry) {
+        self.device = device
+        self.registry = registry
+    }
+
+    /// Starts streaming into a bounded queue (`queueCapacity` frames, oldest dropped).
+    public func start(_ request: CaptureRequest = CaptureRequest(), queueCapacity: Int = 3) throws(CameraError)
+        -> CaptureSession
+    {
+        try CaptureSession(device: device, request: request, queueCapacity: queueCapacity)
+    }
+
+    public func release() {
+        if !released.exchange(true, ordering: .relaxed) { registry?.release(device.id) }
+    }
+
+    deinit { release() }
+}
+
+/// Cancels a `CameraRegistry.watch` subscription.
+public final class WatchToken: Sendable {
+    private let cancelAction: Mutex<(@Sendable () -> Void)?>
+    init(_ cancel: @escaping @Sendable () -> Void) { cancelAction = Mutex(cancel) }
+    public func cancel() {
+        let action = cancelAction.withLock { a in defer { a = nil }; return a }
+        action?()
+    }
+    deinit { cancel() }
+}

@@ -1,0 +1,125 @@
+import BiometricCamera
+import Foundation
+import Logging
+
+/// Everything the daemon is told at start, from `/etc/biometricd/biometricd.conf` and flags
+/// (flags win). Each key is validated; an error names the file, line and key.
+public struct DaemonConfiguration: Sendable, Equatable {
+    public static let defaultConfigPath = "/etc/biometricd/biometricd.conf"
+    public static let defaultSocketPath = "/run/biometricd/biometricd.sock"
+    public static let defaultStateDirectory = "/var/lib/biometricd"
+    public static let defaultModelDirectories = ["/usr/share/biometricd/models", "/var/lib/biometricd/models"]
+
+    public var socketPath = defaultSocketPath
+    public var stateDirectory = defaultStateDirectory
+    public var modelDirectories = defaultModelDirectories
+    public var cameras: [CameraSpec] = []
+    public var logLevel: Logger.Level = .info
+    public var adminGroup = "biometric-admin"
+    public var loginGroup = "biometric-login"
+    /// Threads of the frame-analysis pool.
+    public var analysisThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+
+    public init() {}
+
+    /// The keys of the config file, each with its check. `camera` and `models` may repeat.
+    public static let keys = ["socket", "state_dir", "models", "camera", "log_level", "admin_group", "login_group",
+                              "analysis_threads"]
+
+    /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
+    public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
+        func path(_ v: String) throws(ConfigError) -> String {
+            guard v.hasPrefix("/") || v.hasPrefix("."), !v.contains("\0") else {
+                throw ConfigError(key: key, message: "must be a path (absolute, or relative starting with '.'), got '\(v)'")
+            }
+            return v
+        }
+        switch key {
+        case "socket":
+            socketPath = try path(value)
+            guard socketPath.utf8.count < 108 else {
+                throw ConfigError(key: key, message: "socket path is longer than the 107 bytes a Unix socket allows")
+            }
+        case "state_dir": stateDirectory = try path(value)
+        case "models":
+            let p = try path(value)
+            modelDirectories = appendLists ? modelDirectories + [p] : [p]
+        case "camera":
+            do {
+                let spec = try CameraSpec(parsing: value)
+                cameras = appendLists ? cameras + [spec] : [spec]
+            } catch {
+                throw ConfigError(key: key, message: error.description)
+            }
+        case "log_level":
+            guard let level = Logger.Level(rawValue: value.lowercased()) else {
+                throw ConfigError(key: key, message: "must be one of trace, debug, info, notice, warning, error, critical; got '\(value)'")
+            }
+            logLevel = level
+        case "admin_group", "login_group":
+            guard !value.isEmpty, value.count <= 32, value.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw ConfigError(key: key, message: "must be a group name (letters, digits, - _ .), got '\(value)'")
+            }
+            if key == "admin_group" { adminGroup = value } else { loginGroup = value }
+        case "analysis_threads":
+            guard let n = Int(value), (1...64).contains(n) else {
+                throw ConfigError(key: key, message: "must be a whole number from 1 to 64, got '\(value)'")
+            }
+            analysisThreads = n
+        default:
+            throw ConfigError(key: key, message: "unknown key; known keys: \(Self.keys.joined(separator: ", "))")
+        }
+    }
+
+    /// Reads a config file. Lines: `key = value`, `#` comments, blank lines. List keys repeat.
+    public mutating func load(file path: String) throws(ConfigError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError(file: path, message: "cannot be read (missing, or permission denied)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: path, message: "is not UTF-8 text")
+        }
+        var seenLists: Set<String> = []
+        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let eq = line.firstIndex(of: "=") else {
+                throw ConfigError(file: path, line: number + 1, message: "expected 'key = value', got '\(line)'")
+            }
+            let key = line[..<eq].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            let isList = key == "camera" || key == "models"
+            do {
+                try apply(key: key, value: value, appendLists: isList && seenLists.contains(key))
+            } catch var error {
+                error.file = path
+                error.line = number + 1
+                throw error
+            }
+            if isList { seenLists.insert(key) }
+        }
+    }
+
+    public var privileged: Bool { geteuid() == 0 }
+}
+
+public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String?
+    public var line: Int?
+    public var key: String?
+    public var message: String
+
+    public init(file: String? = nil, line: Int? = nil, key: String? = nil, message: String) {
+        self.file = file
+        self.line = line
+        self.key = key
+        self.message = message
+    }
+
+    public var description: String {
+        var where_ = ""
+        if let file { where_ += file + (line.map { ":\($0)" } ?? "") + ": " }
+        if let key { where_ += "'\(key)' " }
+        return where_ + message
+    }
+}

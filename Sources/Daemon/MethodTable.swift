@@ -1,0 +1,60 @@
+import BiometricProtocol
+import Foundation
+
+/// What a method sees of its caller.
+public struct CallContext: Sendable {
+    public let peer: Peer
+    /// nil for a notification (no reply expected; such a call cannot be canceled).
+    public let request: RequestID?
+    let connection: ClientConnection
+
+    /// Sends an `event` notification tied to this call (dropped for a client that does not read).
+    public func emit(_ type: String, _ fields: [String: JSONValue]) {
+        guard let request else { return }
+        connection.sendEvent(Event(request: request, type: type, fields: fields))
+    }
+}
+
+/// Method name → handler. Handlers get decoded, validated params.
+public struct MethodTable: Sendable {
+    public typealias Handler = @Sendable (CallContext, JSONValue?) async throws -> any Encodable & Sendable
+    private(set) var handlers: [String: Handler] = [:]
+
+    public init() {}
+
+    public mutating func register<P: RPCParams, R: Encodable & Sendable>(
+        _ name: String, _ body: @escaping @Sendable (CallContext, P) async throws -> R
+    ) {
+        handlers[name] = { context, params in
+            let decoded = try P.decode(from: params)
+            return try await body(context, decoded)
+        }
+    }
+
+    public var methods: [String] { handlers.keys.sorted() }
+
+    /// Runs one request; returns its reply line (nil for notifications).
+    func dispatch(_ request: RPCRequest, _ context: CallContext) async -> Data? {
+        let outcome: Result<any Encodable & Sendable, RPCError>
+        if let handler = handlers[request.method] {
+            do {
+                outcome = .success(try await handler(context, request.params))
+            } catch {
+                outcome = .failure(.from(error))
+            }
+        } else {
+            outcome = .failure(.methodNotFound(request.method))
+        }
+        guard let id = request.id else { return nil }
+        switch outcome {
+        case .success(let value):
+            do {
+                return try RPCCodec.response(id: id, result: value)
+            } catch {
+                return RPCCodec.response(id: id, error: .internal("result does not encode: \(error)"))
+            }
+        case .failure(let error):
+            return RPCCodec.response(id: id, error: error)
+        }
+    }
+}

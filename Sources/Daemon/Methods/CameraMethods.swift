@@ -1,0 +1,66 @@
+import BiometricCamera
+import BiometricProtocol
+import CVision
+import Foundation
+
+extension CameraDescription {
+    func wire(busy: Bool) -> CameraInfo {
+        CameraInfo(id: id, path: path, name: name, driver: driver, bus: bus,
+                   formats: formats.map { CameraFormatInfo(fourcc: $0.fourcc.trimmingCharacters(in: .whitespaces), width: $0.width, height: $0.height, fps: $0.fps) },
+                   ir: isInfrared, busy: busy)
+    }
+}
+
+extension Daemon {
+    func registerCameraMethods(_ table: inout MethodTable) {
+        table.register(Method.cameraList) { [self] (_, _: NoParams) in
+            cameras.devices.map { $0.description.wire(busy: cameras.isBusy($0.id)) }
+        }
+
+        // Answers with the cameras now, then sends camera.added / camera.removed events tied to
+        // this request until session.cancel or disconnect.
+        table.register(Method.cameraWatch) { [self] (context, _: WatchParams) in
+            guard let request = context.request else {
+                throw RPCError.invalidRequest("camera.watch needs an id: its events are tied to it")
+            }
+            let token = cameras.watch { change in
+                switch change {
+                case .added(let d): context.emit("camera.added", ["camera": (try? JSONValue(encoding: d.wire(busy: false))) ?? .null])
+                case .removed(let d): context.emit("camera.removed", ["camera": (try? JSONValue(encoding: d.wire(busy: false))) ?? .null])
+                }
+            }
+            context.connection.addWatch(request, token)
+            return WatchResult(cameras: cameras.devices.map { $0.description.wire(busy: cameras.isBusy($0.id)) })
+        }
+
+        // Howdy's snapshot: lets an admin see what the camera sees (exposure, IR emitter, framing).
+        table.register(Method.cameraSnapshot) { [self] (context, params: SnapshotParams) in
+            try policy.requireAdmin(context.peer, "camera.snapshot")
+            let warmup = params.warmupFrames ?? 3
+            let timeout = params.timeoutMs ?? 5000
+            return try await withCameraSession(params.camera) { capture, lease in
+                let frame = try await withDeadline(milliseconds: timeout, "camera.snapshot") {
+                    var frame = try await capture.frames.next()
+                    for _ in 0..<warmup { frame = try await capture.frames.next() }
+                    return frame
+                }
+                let png = try Self.encodePNG(frame)
+                return SnapshotResult(camera: lease.device.id, width: frame.width, height: frame.height,
+                                      ir: frame.isInfrared, image: png.base64EncodedString(), faces: 0)
+            }
+        }
+    }
+
+    static func encodePNG(_ frame: Frame) throws -> Data {
+        var out: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let plane = frame.bgr ?? frame.grey
+        let status = cvis_encode_png(plane.pointer, Int32(frame.width), Int32(frame.height), frame.bgr == nil ? 1 : 3,
+                                     &out, &length)
+        guard status == CVIS_OK, let out else {
+            throw RPCError.internal("PNG encoding failed: \(String(cString: cvis_last_error()))")
+        }
+        defer { cvis_free(out) }
+        return Data(bytes: out, count: length)
+    }
+}

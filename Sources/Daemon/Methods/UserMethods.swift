@@ -1,0 +1,38 @@
+import BiometricProtocol
+import BiometricStore
+
+extension StoredUser {
+    var wire: UserRecord {
+        UserRecord(name: name, uuid: uuid, created: created, faceTemplates: faceTemplates,
+                   fingerTemplates: fingerTemplates, pinSet: pinSet, policy: policy)
+    }
+}
+
+extension Daemon {
+    func registerUserMethods(_ table: inout MethodTable) {
+        table.register(Method.userList) { [self] (context, _: NoParams) in
+            try policy.requireAdmin(context.peer, "user.list")
+            return UserList(users: try store.listUsers().map(\.wire))
+        }
+
+        table.register(Method.userGet) { [self] (context, params: UserParams) in
+            try policy.requireSelfOrAdmin(context.peer, user: params.user, "read")
+            guard let user = try store.user(named: params.user) else {
+                throw RPCError.app(.notFound, "user '\(params.user)' is not enrolled", details: ["user": .string(params.user)])
+            }
+            return user.wire
+        }
+
+        // Removes the user and every template of theirs, in one transaction.
+        table.register(Method.userDelete) { [self] (context, params: UserParams) in
+            try policy.requireSelfOrAdmin(context.peer, user: params.user, "delete")
+            do {
+                let removed = try store.deleteUser(named: params.user)
+                logger.notice("user '\(params.user)' deleted by uid \(context.peer.uid) (\(removed) templates)")
+                return DeleteResult(deleted: true, templatesRemoved: removed)
+            } catch StoreError.notFound {
+                throw RPCError.app(.notFound, "user '\(params.user)' is not enrolled", details: ["user": .string(params.user)])
+            }
+        }
+    }
+}

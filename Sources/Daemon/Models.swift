@@ -1,0 +1,102 @@
+import BiometricProtocol
+import Crypto
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The model files the pipelines load, with their checksums (scripts/models.sha256 holds the same).
+public struct ModelFile: Sendable {
+    public var name: String
+    public var sha256: String
+    public var required: Bool
+    public var purpose: String
+
+    public static let all: [ModelFile] = [
+        ModelFile(name: "dlib_face_recognition_resnet_model_v1.dat",
+                  sha256: "55533b28a95800a551ba546ba62fe69625c7e95a7061c338adffead08719da30", required: true,
+                  purpose: "face embedding"),
+        ModelFile(name: "shape_predictor_68_face_landmarks.dat",
+                  sha256: "fbdc2cb80eb9aa7a758672cbfdda32ba6300efe9b6e6c7a299ff7e736b11b92f", required: true,
+                  purpose: "face landmarks, pose, blink"),
+        ModelFile(name: "shape_predictor_5_face_landmarks.dat",
+                  sha256: "c4b1e9804792707d3a405c2c16a80a20269e6675021f64a41d30fffafbc41888", required: false,
+                  purpose: "fast face alignment"),
+        ModelFile(name: "mmod_human_face_detector.dat",
+                  sha256: "4cb19393e2fbaf2b1609a9319ad5386618c886a6234ec1b971f3e87c85d87fe6", required: false,
+                  purpose: "CNN face detector"),
+        ModelFile(name: "face_detection_yunet_2023mar.onnx",
+                  sha256: "8f2383e4dd3cfbb4553ea8718107fc0423210dc964f9f4280604804ed2552fa4", required: false,
+                  purpose: "fast face detection (YuNet)"),
+    ]
+}
+
+/// Finds model files in the configured folders (first match wins) and verifies their checksums.
+/// Presence is checked at start; hashing (130 MB) runs in the background so start stays fast,
+/// and a file that fails its checksum is refused.
+public final class ModelCatalog: Sendable {
+    private struct State {
+        var found: [String: String] = [:]  // name -> path
+        var verified: Set<String> = []
+        var corrupt: Set<String> = []
+    }
+    private let state = Mutex(State())
+    public let folders: [String]
+    private let verification = DispatchGroup()
+
+    public init(folders: [String]) {
+        self.folders = folders
+        var found: [String: String] = [:]
+        for model in ModelFile.all {
+            for folder in folders {
+                let path = folder + "/" + model.name
+                if FileManager.default.isReadableFile(atPath: path) {
+                    found[model.name] = path
+                    break
+                }
+            }
+        }
+        state.withLock { $0.found = found }
+    }
+
+    /// Hashes every found file on a background queue.
+    public func verifyInBackground() {
+        let found = state.withLock { $0.found }
+        for model in ModelFile.all {
+            guard let path = found[model.name] else { continue }
+            DispatchQueue.global(qos: .utility).async(group: verification) {
+                let ok = Self.sha256(of: path) == model.sha256
+                self.state.withLock { s in
+                    if ok { s.verified.insert(model.name) } else { s.corrupt.insert(model.name) }
+                }
+            }
+        }
+    }
+
+    public func waitForVerification() { verification.wait() }
+
+    /// The path of a verified model, or nil.
+    public func path(of name: String) -> String? {
+        verification.wait()
+        return state.withLock { $0.verified.contains(name) ? $0.found[name] : nil }
+    }
+
+    public var status: ModelStatus {
+        state.withLock { s in
+            ModelStatus(
+                loaded: ModelFile.all.map(\.name).filter { s.found[$0] != nil && !s.corrupt.contains($0) },
+                missing: ModelFile.all.filter { $0.required && s.found[$0.name] == nil }.map(\.name),
+                corrupt: ModelFile.all.map(\.name).filter { s.corrupt.contains($0) },
+                folders: folders)
+        }
+    }
+
+    static func sha256(of path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hasher.update(data: chunk)
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+
+/// The params of one method. Unknown fields are refused (a typo must not silently fall back to a
+/// default), and `validate` checks ranges, so a handler only ever sees sane values.
+public protocol RPCParams: Decodable, Sendable {
+    /// The wire names this method accepts.
+    static var fields: Set<String> { get }
+    func validate() throws(RPCError)
+}
+
+extension RPCParams {
+    public func validate() throws(RPCError) {}
+
+    /// Decodes and validates params, turning every failure into -32602 with `data.field`.
+    public static func decode(from params: JSONValue?) throws(RPCError) -> Self {
+        let object: [String: JSONValue]
+        switch params {
+        case nil, .null?: object = [:]
+        case .object(let o)?: object = o
+        default: throw .invalidParams(field: nil, "params must be an object with named fields")
+        }
+        if let unknown = object.keys.sorted().first(where: { !fields.contains($0) }) {
+            throw .invalidParams(field: unknown, "unknown parameter '\(unknown)'; accepted: \(fields.sorted().joined(separator: ", "))")
+        }
+        let decoded: Self
+        do {
+            decoded = try JSONValue.object(object).decode(Self.self)
+        } catch let error as DecodingError {
+            throw Self.describe(error)
+        } catch {
+            throw .invalidParams(field: nil, "params do not decode: \(error)")
+        }
+        try decoded.validate()
+        return decoded
+    }
+
+    private static func describe(_ error: DecodingError) -> RPCError {
+        func path(_ keys: [CodingKey], _ last: CodingKey? = nil) -> String {
+            (keys + (last.map { [$0] } ?? [])).map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+                .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+        }
+        switch error {
+        case .keyNotFound(let key, let ctx):
+            let f = path(ctx.codingPath, key)
+            return .invalidParams(field: f, "missing required parameter '\(f)'")
+        case .typeMismatch(let type, let ctx):
+            let f = path(ctx.codingPath)
+            return .invalidParams(field: f, "parameter '\(f)' must be \(describe(type))")
+        case .valueNotFound(let type, let ctx):
+            let f = path(ctx.codingPath)
+            return .invalidParams(field: f, "parameter '\(f)' must be \(describe(type)), not null")
+        case .dataCorrupted(let ctx):
+            let f = path(ctx.codingPath)
+            return .invalidParams(field: f.isEmpty ? nil : f, "parameter '\(f)': \(ctx.debugDescription)")
+        @unknown default:
+            return .invalidParams(field: nil, "params do not decode")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt32.Type: "an integer"
+        case is Double.Type, is Float.Type: "a number"
+        default: "of type \(type)"
+        }
+    }
+}
+
+/// Range checks shared by all param types.
+public enum Check {
+    public static func range<T: Comparable>(_ value: T?, _ bounds: ClosedRange<T>, field: String) throws(RPCError) {
+        guard let value else { return }
+        guard bounds.contains(value) else {
+            throw .invalidParams(field: field, "parameter '\(field)' must be between \(bounds.lowerBound) and \(bounds.upperBound), got \(value)")
+        }
+    }
+
+    public static func oneOf(_ value: String?, _ allowed: [String], field: String) throws(RPCError) {
+        guard let value else { return }
+        guard allowed.contains(value) else {
+            throw .invalidParams(field: field, "parameter '\(field)' must be one of \(allowed.joined(separator: ", ")), got '\(value)'")
+        }
+    }
+}
+
+/// User names follow the FIDO UAF rules (SPEC §6: 1–128 printable characters, no control characters).
+public enum UserName {
+    public static func validate(_ name: String) throws(RPCError) {
+        let scalars = name.unicodeScalars
+        guard (1...128).contains(name.count),
+              !scalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format || $0 == "\u{7F}" }),
+              name.trimmingCharacters(in: .whitespaces) == name
+        else {
+            throw .app(.invalidUser, "user name '\(name.prefix(40))' is not valid",
+                       hint: "use 1–128 printable characters, without control characters or leading/trailing spaces")
+        }
+    }
+}
+
+// MARK: - Params of the foundation methods
+
+public struct NoParams: RPCParams {
+    public static let fields: Set<String> = []
+    public init() {}
+}
+
+public struct UserParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user"]
+    public var user: String
+    public init(user: String) { self.user = user }
+    public func validate() throws(RPCError) { try UserName.validate(user) }
+}
+
+public struct CancelParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["request"]
+    public var request: RequestID
+    public init(request: RequestID) { self.request = request }
+}
+
+public struct SnapshotParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["camera", "warmup_frames", "timeout_ms"]
+    /// Camera id, path or spec; the first available camera when absent.
+    public var camera: String?
+    /// Frames dropped before the one kept (auto-exposure settles) [3] 0–60.
+    public var warmupFrames: Int?
+    /// [5000] 100–60000.
+    public var timeoutMs: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case camera
+        case warmupFrames = "warmup_frames"
+        case timeoutMs = "timeout_ms"
+    }
+
+    public init(camera: String? = nil, warmupFrames: Int? = nil, timeoutMs: Int? = nil) {
+        self.camera = camera
+        self.warmupFrames = warmupFrames
+        self.timeoutMs = timeoutMs
+    }
+
+    public func validate() throws(RPCError) {
+        try Check.range(warmupFrames, 0...60, field: "warmup_frames")
+        try Check.range(timeoutMs, 100...60000, field: "timeout_ms")
+    }
+}
+
+public struct WatchParams: RPCParams, Encodable {
+    public static let fields: Set<String> = []
+    public init() {}
+}

@@ -1,0 +1,179 @@
+/// Results of the foundation methods, shared by the daemon (encoding) and clients (decoding).
+
+public struct ModelStatus: Codable, Sendable, Equatable {
+    /// Model files present with the expected checksum.
+    public var loaded: [String]
+    /// Required files absent from every models folder.
+    public var missing: [String]
+    /// Files present but with a wrong checksum (refused).
+    public var corrupt: [String]
+    /// Folders searched, in order.
+    public var folders: [String]
+
+    public init(loaded: [String], missing: [String], corrupt: [String], folders: [String]) {
+        self.loaded = loaded
+        self.missing = missing
+        self.corrupt = corrupt
+        self.folders = folders
+    }
+}
+
+public struct DaemonStatus: Codable, Sendable {
+    public var version: String
+    public var uptimeS: Double
+    public var pid: Int32
+    public var cameras: [String]
+    public var models: ModelStatus
+    public var users: Int
+    public var activeSessions: Int
+    public var clients: Int
+    public var socketActivated: Bool
+    public var privileged: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case version, pid, cameras, models, users, clients, privileged
+        case uptimeS = "uptime_s"
+        case activeSessions = "active_sessions"
+        case socketActivated = "socket_activated"
+    }
+
+    public init(version: String, uptimeS: Double, pid: Int32, cameras: [String], models: ModelStatus, users: Int,
+                activeSessions: Int, clients: Int, socketActivated: Bool, privileged: Bool) {
+        self.version = version
+        self.uptimeS = uptimeS
+        self.pid = pid
+        self.cameras = cameras
+        self.models = models
+        self.users = users
+        self.activeSessions = activeSessions
+        self.clients = clients
+        self.socketActivated = socketActivated
+        self.privileged = privileged
+    }
+}
+
+public struct CameraFormatInfo: Codable, Sendable, Equatable {
+    public var fourcc: String
+    public var width: Int
+    public var height: Int
+    public var fps: Double
+
+    public init(fourcc: String, width: Int, height: Int, fps: Double) {
+        self.fourcc = fourcc
+        self.width = width
+        self.height = height
+        self.fps = fps
+    }
+}
+
+public struct CameraInfo: Codable, Sendable, Equatable {
+    public var id: String
+    public var path: String
+    public var name: String
+    public var driver: String
+    public var bus: String
+    public var formats: [CameraFormatInfo]
+    public var ir: Bool
+    public var busy: Bool
+
+    public init(id: String, path: String, name: String, driver: String, bus: String, formats: [CameraFormatInfo],
+                ir: Bool, busy: Bool) {
+        self.id = id
+        self.path = path
+        self.name = name
+        self.driver = driver
+        self.bus = bus
+        self.formats = formats
+        self.ir = ir
+        self.busy = busy
+    }
+}
+
+public struct SnapshotResult: Codable, Sendable {
+    public var camera: String
+    public var width: Int
+    public var height: Int
+    public var ir: Bool
+    /// PNG, base64.
+    public var image: String
+    /// Faces drawn on the image (0 until the face pipeline is available).
+    public var faces: Int
+
+    public init(camera: String, width: Int, height: Int, ir: Bool, image: String, faces: Int) {
+        self.camera = camera
+        self.width = width
+        self.height = height
+        self.ir = ir
+        self.image = image
+        self.faces = faces
+    }
+}
+
+public struct CancelResult: Codable, Sendable {
+    public var canceled: Bool
+    public init(canceled: Bool) { self.canceled = canceled }
+}
+
+public struct WatchResult: Codable, Sendable {
+    /// The cameras present when the watch started; changes follow as camera.added / camera.removed.
+    public var cameras: [CameraInfo]
+    public init(cameras: [CameraInfo]) { self.cameras = cameras }
+}
+
+public struct UserRecord: Codable, Sendable, Equatable {
+    public var name: String
+    public var uuid: String
+    public var created: String
+    public var faceTemplates: Int
+    public var fingerTemplates: Int
+    public var pinSet: Bool
+    public var policy: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case name, uuid, created, policy
+        case faceTemplates = "face_templates"
+        case fingerTemplates = "finger_templates"
+        case pinSet = "pin_set"
+    }
+
+    public init(name: String, uuid: String, created: String, faceTemplates: Int, fingerTemplates: Int, pinSet: Bool,
+                policy: [String]) {
+        self.name = name
+        self.uuid = uuid
+        self.created = created
+        self.faceTemplates = faceTemplates
+        self.fingerTemplates = fingerTemplates
+        self.pinSet = pinSet
+        self.policy = policy
+    }
+}
+
+public struct UserList: Codable, Sendable {
+    public var users: [UserRecord]
+    public init(users: [UserRecord]) { self.users = users }
+}
+
+public struct DeleteResult: Codable, Sendable {
+    public var deleted: Bool
+    public var templatesRemoved: Int
+    enum CodingKeys: String, CodingKey {
+        case deleted
+        case templatesRemoved = "templates_removed"
+    }
+    public init(deleted: Bool, templatesRemoved: Int) {
+        self.deleted = deleted
+        self.templatesRemoved = templatesRemoved
+    }
+}
+
+/// Method names of SPEC §4 known to this build.
+public enum Method {
+    public static let daemonStatus = "daemon.status"
+    public static let cameraList = "camera.list"
+    public static let cameraWatch = "camera.watch"
+    public static let cameraSnapshot = "camera.snapshot"
+    public static let sessionCancel = "session.cancel"
+    public static let userList = "user.list"
+    public static let userGet = "user.get"
+    public static let userDelete = "user.delete"
+}

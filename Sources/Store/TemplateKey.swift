@@ -1,0 +1,79 @@
+import Crypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The AES-256 key that seals every template. It comes from systemd's credential
+/// (`$CREDENTIALS_DIRECTORY/biometricd.key`) when present, else from `<state>/key`, which is
+/// created on first start with mode 0600. Raw 32 bytes or 64 hex characters are accepted.
+public enum TemplateKey {
+    public static let credentialName = "biometricd.key"
+    public static let fileName = "key"
+
+    public static func load(stateDirectory: String, credentialsDirectory: String?) throws(StoreError) -> SymmetricKey {
+        if let dir = credentialsDirectory, !dir.isEmpty {
+            let path = dir + "/" + credentialName
+            if FileManager.default.fileExists(atPath: path) { return try read(path) }
+        }
+        try TemplateStore.prepareDirectory(stateDirectory)
+        let path = stateDirectory + "/" + fileName
+        if FileManager.default.fileExists(atPath: path) { return try read(path) }
+        return try create(path)
+    }
+
+    static func read(_ path: String) throws(StoreError) -> SymmetricKey {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .badKey("\(path) cannot be read")
+        }
+        var st = stat()
+        if stat(path, &st) == 0, st.st_mode & 0o077 != 0 {
+            throw .badKey("\(path) is readable by others (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")
+        }
+        if data.count == 32 { return SymmetricKey(data: data) }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.count == 64, let bytes = hexBytes(text) { return SymmetricKey(data: bytes) }
+        throw .badKey("\(path) must hold 32 raw bytes or 64 hex characters")
+    }
+
+    /// Writes a fresh random key atomically (temp file, fsync, rename), mode 0600.
+    static func create(_ path: String) throws(StoreError) -> SymmetricKey {
+        let key = SymmetricKey(size: .bits256)
+        let tmp = path + ".tmp"
+        unlink(tmp)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .badKey("cannot create \(tmp): \(String(cString: strerror(errno)))") }
+        let written = key.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == 32, synced, rename(tmp, path) == 0 else {
+            unlink(tmp)
+            throw .badKey("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        syncDirectory(of: path)
+        return key
+    }
+
+    private static func hexBytes(_ text: String) -> Data? {
+        var data = Data(capacity: text.count / 2)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2)
+            guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
+            data.append(byte)
+            index = next
+        }
+        return data
+    }
+}
+
+/// fsyncs the folder holding `path`, so a rename in it survives a power cut.
+func syncDirectory(of path: String) {
+    let dir = (path as NSString).deletingLastPathComponent
+    let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if fd >= 0 {
+        fsync(fd)
+        close(fd)
+    }
+}

@@ -1,0 +1,317 @@
+import Crypto
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public enum Modality: String, Sendable, Codable, CaseIterable {
+    case face
+    case finger
+}
+
+public struct StoredUser: Sendable, Equatable {
+    public var uuid: String
+    public var name: String
+    public var created: String
+    public var faceTemplates: Int
+    public var fingerTemplates: Int
+    public var pinSet: Bool
+    public var policy: [String]
+}
+
+/// A template's clear-text facts (the biometric payload itself stays sealed until asked for).
+public struct TemplateInfo: Sendable, Equatable {
+    public var id: String
+    public var user: String
+    public var modality: Modality
+    public var position: String?
+    public var quality: Double
+    public var created: String
+    /// Non-biometric metadata (pose, extractor version), JSON.
+    public var meta: String
+}
+
+/// Users and their biometric templates in SQLite (WAL, synchronous=FULL, file mode 0600).
+///
+/// Template payloads are sealed with AES-256-GCM; the associated data binds each ciphertext to
+/// its user and template id, so a blob copied to another row or user does not open.
+/// Every change is one transaction: a crash at any point leaves the last committed state.
+public final class TemplateStore: Sendable {
+    public static let fileName = "biometricd.sqlite"
+    public static let schemaVersion = 1
+
+    private let connection: Mutex<SQLiteConnection>
+    // Immutable after init; swift-crypto does not mark it Sendable.
+    nonisolated(unsafe) private let key: SymmetricKey
+    public let path: String
+
+    /// Opens (creating and migrating as needed) the store in `directory`.
+    public init(directory: String, key: SymmetricKey) throws(StoreError) {
+        try Self.prepareDirectory(directory)
+        path = directory + "/" + Self.fileName
+        // Create the file 0600 before SQLite does; SQLite gives -wal and -shm the same mode.
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io("cannot create \(path): \(String(cString: strerror(errno)))") }
+        fchmod(fd, 0o600)
+        close(fd)
+        let db = try SQLiteConnection(path: path)
+        try db.execute("PRAGMA journal_mode=WAL")
+        try db.execute("PRAGMA synchronous=FULL")
+        try db.execute("PRAGMA foreign_keys=ON")
+        try Self.migrate(db)
+        self.key = key
+        connection = Mutex(db)
+    }
+
+    static func prepareDirectory(_ directory: String) throws(StoreError) {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) {
+            guard isDir.boolValue else { throw .io("\(directory) is not a folder") }
+            return
+        }
+        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+            throw .io("cannot create state folder \(directory): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    // MARK: Schema
+
+    /// Each entry moves the schema from version i to i+1, in one transaction.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE users(
+            uuid TEXT PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            created TEXT NOT NULL,
+            pin_set INTEGER NOT NULL DEFAULT 0,
+            policy TEXT NOT NULL DEFAULT '["face","finger","pin"]'
+        );
+        CREATE TABLE templates(
+            id TEXT PRIMARY KEY,
+            user_uuid TEXT NOT NULL REFERENCES users(uuid) ON DELETE CASCADE,
+            modality TEXT NOT NULL CHECK (modality IN ('face', 'finger')),
+            position TEXT,
+            quality REAL NOT NULL,
+            created TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}',
+            sealed BLOB NOT NULL
+        );
+        CREATE INDEX templates_by_user ON templates(user_uuid, modality);
+        """
+    ]
+
+    static func migrate(_ db: SQLiteConnection) throws(StoreError) {
+        var version = 0
+        try db.query("PRAGMA user_version") { row in version = Int(row.int(0)) }
+        guard version <= migrations.count else {
+            throw .io("database schema \(version) is newer than this biometricd (\(migrations.count)); upgrade biometricd")
+        }
+        for target in version..<migrations.count {
+            try db.transaction { () throws(StoreError) in
+                try db.execute(migrations[target])
+                try db.execute("PRAGMA user_version = \(target + 1)")
+            }
+        }
+    }
+
+    // MARK: Users
+
+    public func user(named name: String) throws(StoreError) -> StoredUser? {
+        try connection.withLock { db throws(StoreError) in try Self.users(db, where: "u.name = ?", [.text(name)]).first }
+    }
+
+    public func listUsers() throws(StoreError) -> [StoredUser] {
+        try connection.withLock { db throws(StoreError) in try Self.users(db, where: "1", []) }
+    }
+
+    public func userCount() throws(StoreError) -> Int {
+        try connection.withLock { db throws(StoreError) in
+            var n = 0
+            try db.query("SELECT count(*) FROM users") { row in n = Int(row.int(0)) }
+            return n
+        }
+    }
+
+    private static func users(_ db: SQLiteConnection, where clause: String, _ binds: [SQLiteConnection.Value]) throws(StoreError)
+        -> [StoredUser]
+    {
+        var result: [StoredUser] = []
+        let sql = """
+            SELECT u.uuid, u.name, u.created, u.pin_set, u.policy,
+                   (SELECT count(*) FROM templates t WHERE t.user_uuid = u.uuid AND t.modality = 'face'),
+                   (SELECT count(*) FROM templates t WHERE t.user_uuid = u.uuid AND t.modality = 'finger')
+            FROM users u WHERE \(clause) ORDER BY u.name
+            """
+        try db.query(sql, binds) { row in
+            let policyJSON = row.text(4) ?? "[]"
+            let policy = (try? JSONDecoder().decode([String].self, from: Data(policyJSON.utf8))) ?? []
+            result.append(StoredUser(uuid: row.text(0) ?? "", name: row.text(1) ?? "", created: row.text(2) ?? "",
+                                     faceTemplates: Int(row.int(5)), fingerTemplates: Int(row.int(6)),
+                                     pinSet: row.int(3) != 0, policy: policy))
+        }
+        return result
+    }
+
+    /// Deletes a user and all their templates. Returns the number of templates removed.
+    public func deleteUser(named name: String) throws(StoreError) -> Int {
+        try connection.withLock { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Int in
+                var uuid: String?
+                try db.query("SELECT uuid FROM users WHERE name = ?", [.text(name)]) { row in uuid = row.text(0) }
+                guard let uuid else { throw .notFound("user '\(name)'") }
+                var removed = 0
+                try db.query("SELECT count(*) FROM templates WHERE user_uuid = ?", [.text(uuid)]) { row in removed = Int(row.int(0)) }
+                try db.query("DELETE FROM users WHERE uuid = ?", [.text(uuid)])
+                return removed
+            }
+        }
+    }
+
+    // MARK: Templates
+
+    /// Seals and stores a template for `user` (created if new), in one transaction.
+    @discardableResult
+    public func addTemplate(user name: String, modality: Modality, position: String? = nil, quality: Double,
+                            meta: String = "{}", payload: Data) throws(StoreError) -> TemplateInfo
+    {
+        let created = Self.timestamp()
+        return try connection.withLock { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> TemplateInfo in
+                let uuid = try Self.ensureUser(db, name: name, created: created)
+                let id = UUID().uuidString.lowercased()
+                let sealed = try seal(payload, user: uuid, template: id)
+                try db.query(
+                    "INSERT INTO templates(id, user_uuid, modality, position, quality, created, meta, sealed) VALUES (?,?,?,?,?,?,?,?)",
+                    [.text(id), .text(uuid), .text(modality.rawValue), position.map { .text($0) } ?? .null,
+                     .double(quality), .text(created), .text(meta), .blob(sealed)])
+                return TemplateInfo(id: id, user: name, modality: modality, position: position, quality: quality,
+                                    created: created, meta: meta)
+            }
+        }
+    }
+
+    private static func ensureUser(_ db: SQLiteConnection, name: String, created: String) throws(StoreError) -> String {
+        var uuid: String?
+        try db.query("SELECT uuid FROM users WHERE name = ?", [.text(name)]) { row in uuid = row.text(0) }
+        if let uuid { return uuid }
+        let new = UUID().uuidString.lowercased()
+        try db.query("INSERT INTO users(uuid, name, created) VALUES (?,?,?)", [.text(new), .text(name), .text(created)])
+        return new
+    }
+
+    /// Templates of one user (or everyone's when `user` is nil), without payloads.
+    public func templates(user: String?, modality: Modality) throws(StoreError) -> [TemplateInfo] {
+        try connection.withLock { db throws(StoreError) in
+            var result: [TemplateInfo] = []
+            var sql = """
+                SELECT t.id, u.name, t.modality, t.position, t.quality, t.created, t.meta
+                FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE t.modality = ?
+                """
+            var binds: [SQLiteConnection.Value] = [.text(modality.rawValue)]
+            if let user {
+                sql += " AND u.name = ?"
+                binds.append(.text(user))
+            }
+            try db.query(sql + " ORDER BY t.created, t.id", binds) { row in
+                result.append(TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "",
+                                           modality: Modality(rawValue: row.text(2) ?? "") ?? modality,
+                                           position: row.text(3), quality: row.double(4), created: row.text(5) ?? "",
+                                           meta: row.text(6) ?? "{}"))
+            }
+            return result
+        }
+    }
+
+    /// Opens the sealed payloads of one user's (or everyone's) templates.
+    public func payloads(user: String?, modality: Modality) throws(StoreError) -> [(TemplateInfo, Data)] {
+        let rows: [(TemplateInfo, String, Data)] = try connection.withLock { db throws(StoreError) in
+            var result: [(TemplateInfo, String, Data)] = []
+            var sql = """
+                SELECT t.id, u.name, t.position, t.quality, t.created, t.meta, u.uuid, t.sealed
+                FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE t.modality = ?
+                """
+            var binds: [SQLiteConnection.Value] = [.text(modality.rawValue)]
+            if let user {
+                sql += " AND u.name = ?"
+                binds.append(.text(user))
+            }
+            try db.query(sql + " ORDER BY t.created, t.id", binds) { row in
+                let info = TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "", modality: modality,
+                                        position: row.text(2), quality: row.double(3), created: row.text(4) ?? "",
+                                        meta: row.text(5) ?? "{}")
+                result.append((info, row.text(6) ?? "", row.blob(7)))
+            }
+            return result
+        }
+        var opened: [(TemplateInfo, Data)] = []
+        for (info, uuid, sealed) in rows {
+            opened.append((info, try unseal(sealed, user: uuid, template: info.id)))
+        }
+        return opened
+    }
+
+    /// Removes one template (when `id` is given) or all of a user's templates of a modality.
+    public func removeTemplates(user: String, modality: Modality, id: String?) throws(StoreError) -> Int {
+        try connection.withLock { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Int in
+                var sql = "DELETE FROM templates WHERE modality = ? AND user_uuid = (SELECT uuid FROM users WHERE name = ?)"
+                var binds: [SQLiteConnection.Value] = [.text(modality.rawValue), .text(user)]
+                if let id {
+                    sql += " AND id = ?"
+                    binds.append(.text(id))
+                }
+                try db.query(sql, binds)
+                let n = db.changes
+                if n == 0, id != nil { throw .notFound("template '\(id!)' of user '\(user)'") }
+                return n
+            }
+        }
+    }
+
+    /// Runs SQLite's own consistency check (for tests and `daemon.status` diagnostics).
+    public func integrityCheck() throws(StoreError) -> String {
+        try connection.withLock { db throws(StoreError) in
+            var out = ""
+            try db.query("PRAGMA integrity_check") { row in out = row.text(0) ?? "" }
+            return out
+        }
+    }
+
+    /// Checkpoints the WAL into the database file (clean shutdown).
+    public func flush() {
+        connection.withLock { db in try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
+    // MARK: Sealing
+
+    static func associatedData(user: String, template: String) -> Data {
+        Data("biometricd/template/v1|\(user)|\(template)".utf8)
+    }
+
+    private func seal(_ payload: Data, user: String, template: String) throws(StoreError) -> Data {
+        do {
+            let box = try AES.GCM.seal(payload, using: key, authenticating: Self.associatedData(user: user, template: template))
+            guard let combined = box.combined else { throw StoreError.io("AES-GCM gave no combined form") }
+            return combined
+        } catch {
+            throw .io("sealing failed: \(error)")
+        }
+    }
+
+    private func unseal(_ sealed: Data, user: String, template: String) throws(StoreError) -> Data {
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed)
+            return try AES.GCM.open(box, using: key, authenticating: Self.associatedData(user: user, template: template))
+        } catch {
+            throw .corrupt(template)
+        }
+    }
+
+    static func timestamp() -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.string(from: Date())
+    }
+}

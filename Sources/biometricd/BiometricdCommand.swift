@@ -1,0 +1,68 @@
+import ArgumentParser
+import BiometricCamera
+import BiometricDaemon
+import Foundation
+import Logging
+
+@main
+struct BiometricdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "biometricd",
+        abstract: "On-device face and finger authentication daemon (JSON-RPC over a Unix socket).",
+        discussion: """
+            Run by systemd with no arguments, or unprivileged for development and tests:
+              biometricd --socket /tmp/b.sock --state-dir /tmp/state --models ./models --camera replay:./faces?fps=15
+            Flags override /etc/biometricd/biometricd.conf.
+            """,
+        version: biometricdVersion)
+
+    @Option(help: "Config file (default \(DaemonConfiguration.defaultConfigPath), read when it exists).")
+    var config: String?
+
+    @Option(help: "Unix socket to listen on (ignored under socket activation).")
+    var socket: String?
+
+    @Option(name: .customLong("state-dir"), help: "Folder for the database and key.")
+    var stateDir: String?
+
+    @Option(help: "Models folder; repeat to search several in order.")
+    var models: [String] = []
+
+    @Option(help: "Camera spec: v4l2:/dev/videoN or replay:PATH[?fps=30&loop=true]; repeat for more. None: every V4L2 capture device, with hot-plug.")
+    var camera: [String] = []
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String?
+
+    mutating func run() async throws {
+        var settings = DaemonConfiguration()
+        do {
+            let file = config ?? DaemonConfiguration.defaultConfigPath
+            if config != nil || FileManager.default.fileExists(atPath: file) {
+                try settings.load(file: file)
+            }
+            if let socket { try settings.apply(key: "socket", value: socket, appendLists: false) }
+            if let stateDir { try settings.apply(key: "state_dir", value: absolute(stateDir), appendLists: false) }
+            for (i, m) in models.enumerated() { try settings.apply(key: "models", value: absolute(m), appendLists: i > 0) }
+            for (i, c) in camera.enumerated() { try settings.apply(key: "camera", value: c, appendLists: i > 0) }
+            if let logLevel { try settings.apply(key: "log_level", value: logLevel, appendLists: false) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let level = settings.logLevel
+        LoggingSystem.bootstrap { StderrLogHandler(label: $0, level: level) }
+        let logger = Logger(label: "biometricd")
+        do {
+            let daemon = try Daemon(configuration: settings, logger: logger)
+            try await daemon.run()
+        } catch let error as StartupError {
+            logger.critical("cannot start: \(error.description)")
+            throw ExitCode(1)
+        }
+    }
+
+    /// Relative paths are taken from the working directory (they end up in logs and status).
+    private func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+}

