@@ -49,6 +49,8 @@ public struct V4L2Device: CameraDevice {
         guard fd >= 0 else {
             let reason = String(cString: strerror(-fd))
             if -fd == ENOENT || -fd == ENODEV || -fd == ENXIO { throw .notFound(path) }
+            // libv4l2 asks for the capabilities while opening: a non-V4L2 device fails here.
+            if -fd == ENOTTY || -fd == EINVAL { throw .notACaptureDevice(path, reason: "VIDIOC_QUERYCAP failed: \(reason)") }
             throw .openFailed(path, reason: reason)
         }
         defer { cv4l2_close(fd) }

@@ -62,20 +62,19 @@ final class ClientConnection: Sendable {
         guard let id = request.id, id != .null else {
             return Task { await self.methods.dispatch(request, context) }
         }
-        let duplicate: Bool = state.withLock { s in
-            guard s.running[id] == nil, !s.closed else { return true }
-            // Created under the lock: the task cannot finish (and unregister) before it is registered.
-            s.running[id] = Task {
+        let task: Task<Data?, Never>? = state.withLock { s in
+            guard s.running[id] == nil, !s.closed else { return nil }
+            // Created and registered under the lock: it cannot finish (and unregister) first.
+            let task = Task {
                 let reply = await self.methods.dispatch(request, context)
                 self.finish(id)
                 return reply
             }
-            return false
+            s.running[id] = task
+            return task
         }
-        if duplicate {
-            return Task { RPCCodec.response(id: id, error: .invalidRequest("id \(id) is already used by a running call")) }
-        }
-        return state.withLock { $0.running[id] }
+        if let task { return task }
+        return Task { RPCCodec.response(id: id, error: .invalidRequest("id \(id) is already used by a running call")) }
     }
 
     private func finish(_ id: RequestID) {

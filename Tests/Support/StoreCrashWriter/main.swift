@@ -9,7 +9,8 @@ guard arguments.count == 3, let count = Int(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: store-crash-writer STATE_DIR COUNT\n".utf8))
     exit(2)
 }
-setvbuf(stdout, nil, _IOLBF, 0)
+// print() goes through a buffered stdout: flush after each line so a SIGKILL loses nothing printed.
+func emit(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 do {
     let key = try TemplateKey.load(stateDirectory: arguments[1], credentialsDirectory: nil)
     let store = try TemplateStore(directory: arguments[1], key: key)
@@ -17,7 +18,7 @@ do {
         // A recognisable plaintext, so the test can also prove it never reaches the file.
         let payload = Data("PLAINTEXT-MARKER-\(i)-".utf8) + Data(repeating: UInt8(i & 0xFF), count: 512)
         let info = try store.addTemplate(user: "crash-user-\(i % 7)", modality: .face, quality: 50, payload: payload)
-        print("committed \(info.id) \(i)")
+        emit("committed \(info.id) \(i)")
         if i % 50 == 49 { _ = try store.removeTemplates(user: "crash-user-\(i % 7)", modality: .finger, id: nil) }
     }
 } catch {

@@ -1,0 +1,143 @@
+import BiometricClient
+import BiometricProtocol
+import BiometricStore
+import Foundation
+import XCTest
+
+/// SPEC §3 with real uids: a daemon started by root, `authctl` run as `nobody` via runuser.
+final class AccessControlTests: XCTestCase {
+    var daemon: DaemonProcess!
+    let authctl = productsDirectory + "/authctl"
+
+    override func setUpWithError() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root to run clients as another uid (CI runs as root)") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { throw XCTSkip("runuser missing") }
+        // An enrolled user "alice" with a template, written before the daemon starts.
+        daemon = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=20&loop=true"]) { state in
+            let store = try TemplateStore(directory: state, key: try TemplateKey.load(stateDirectory: state, credentialsDirectory: nil))
+            try store.addTemplate(user: "alice", modality: .face, quality: 80, payload: Data(repeating: 1, count: 64))
+        }
+    }
+
+    override func tearDown() {
+        daemon = nil
+    }
+
+    private func authctlArgs(_ arguments: [String]) -> [String] {
+        // Options belong to the (innermost) subcommand: append them.
+        arguments + ["--socket", daemon.socket]
+    }
+
+    private func asNobody(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        try runProgram("/usr/sbin/runuser", ["-u", "nobody", "--", authctl] + authctlArgs(arguments))
+    }
+
+    private func asRoot(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        try runProgram(authctl, authctlArgs(arguments))
+    }
+
+    func testNobodyMayReadStatusButNotAdminMethods() throws {
+        XCTAssertEqual(try asNobody("status").status, 0)
+        XCTAssertEqual(try asNobody("cameras").status, 0)
+        let users = try asNobody("users")
+        XCTAssertEqual(users.status, 1, "permission_denied exits 1")
+        XCTAssertTrue(users.stderr.contains("administrator"), users.stderr)
+        let snapshot = try asNobody("snapshot", "-o", "/tmp/nobody-snap.png")
+        XCTAssertEqual(snapshot.status, 1)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/nobody-snap.png"))
+    }
+
+    func testNobodyCannotTouchAnotherUser() throws {
+        XCTAssertEqual(try asNobody("user", "show", "alice").status, 1)
+        let delete = try asNobody("user", "delete", "alice")
+        XCTAssertEqual(delete.status, 1)
+        XCTAssertTrue(delete.stderr.contains("may not delete"), delete.stderr)
+        // Nothing changed: alice and her template are still there.
+        let alice = try asRoot("user", "show", "alice", "--json")
+        XCTAssertEqual(alice.status, 0, alice.stderr)
+        let record = try JSONDecoder().decode(UserRecord.self, from: Data(alice.stdout.utf8))
+        XCTAssertEqual(record.faceTemplates, 1)
+        // nobody may ask about itself: it is simply not enrolled.
+        XCTAssertEqual(try asNobody("user", "show", "nobody").status, 4)
+    }
+
+    func testPeerCredentialsAreTheCallersNotTheDaemons() throws {
+        // Over the raw protocol, as nobody: the refusal carries the stable code and reason.
+        let script = "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"user.delete\",\"params\":{\"user\":\"alice\"}}' | timeout 5 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read()); print(s.recv(4096).decode())' \(daemon.socket)"
+        let result = try runProgram("/usr/sbin/runuser", ["-u", "nobody", "--", "/bin/sh", "-c", script])
+        let reply = try JSONDecoder().decode(JSONValue.self, from: Data(result.stdout.utf8))
+        XCTAssertEqual(reply["error"]?["code"], 1003)
+        XCTAssertEqual(reply["error"]?["data"]?["reason"], "permission_denied")
+        let list = try asRoot("users", "--json")
+        XCTAssertEqual(list.status, 0)
+        XCTAssertTrue(list.stdout.contains("\"alice\""))
+    }
+
+    func testRootIsAdmin() throws {
+        let delete = try asRoot("user", "delete", "alice")
+        XCTAssertEqual(delete.status, 0, delete.stderr)
+        XCTAssertEqual(try asRoot("user", "show", "alice").status, 4, "not_found after delete")
+    }
+}
+
+/// authctl's exit codes (SPEC §7) and the daemon's start-up checks.
+final class CommandLineTests: XCTestCase {
+    let authctl = productsDirectory + "/authctl"
+    let biometricd = productsDirectory + "/biometricd"
+
+    func testAuthctlUnreachableAndUsage() throws {
+        guard FileManager.default.isExecutableFile(atPath: authctl) else { throw XCTSkip("build first") }
+        let unreachable = try runProgram(authctl, ["status", "--socket", "/tmp/no-such-daemon.sock"])
+        XCTAssertEqual(unreachable.status, 3)
+        XCTAssertTrue(unreachable.stderr.contains("not running"), unreachable.stderr)
+        XCTAssertEqual(try runProgram(authctl, ["frobnicate"]).status, 2)
+        XCTAssertEqual(try runProgram(authctl, ["snapshot"]).status, 2, "missing -o")
+        let completion = try runProgram(authctl, ["--generate-completion-script", "bash"])
+        XCTAssertEqual(completion.status, 0)
+        XCTAssertTrue(completion.stdout.contains("snapshot"))
+    }
+
+    func testAuthctlAgainstADaemon() throws {
+        let daemon = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=20&loop=true"])
+        let status = try runProgram(authctl, ["status", "--socket", daemon.socket])
+        XCTAssertEqual(status.status, 0, status.stderr)
+        XCTAssertTrue(status.stdout.contains("cameras: replay0"), status.stdout)
+        let env = ProcessInfo.processInfo.environment.merging(["BIOMETRICD_SOCKET": daemon.socket]) { $1 }
+        let cameras = try runProgram(authctl, ["cameras", "--json"], environment: env)
+        XCTAssertEqual(cameras.status, 0, "the socket comes from BIOMETRICD_SOCKET")
+        let list = try JSONDecoder().decode([CameraInfo].self, from: Data(cameras.stdout.utf8))
+        XCTAssertEqual(list.first?.formats.first?.width, 250)
+        let png = daemon.root + "/snap.png"
+        let snap = try runProgram(authctl, ["snapshot", "-o", png], environment: env)
+        XCTAssertEqual(snap.status, 0, snap.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: png)).prefix(4), Data([0x89, 0x50, 0x4E, 0x47]))
+        XCTAssertEqual(try runProgram(authctl, ["user", "show", "ghost"], environment: env).status, 4)
+    }
+
+    private func startupFailure(_ arguments: [String]) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: biometricd) else { throw XCTSkip("build first") }
+        let result = try runProgram(biometricd, ["--socket", "/tmp/bmd-fail-\(UUID().uuidString.prefix(6)).sock",
+                                          "--state-dir", NSTemporaryDirectory() + "bmd-fail-state"] + arguments)
+        XCTAssertNotEqual(result.status, 0, "must refuse to start: \(arguments)")
+        return result.stderr
+    }
+
+    func testBadConfigurationIsRefusedWithTheKeyNamed() throws {
+        let config = NSTemporaryDirectory() + "bmd-\(UUID().uuidString.prefix(6)).conf"
+        try "# comment\nlog_level = debug\nanalysis_threads = 200\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let threads = try startupFailure(["--config", config])
+        XCTAssertTrue(threads.contains("\(config):3") && threads.contains("analysis_threads"), threads)
+        try "socket = /tmp/x.sock\nfavourite_colour = blue\n".write(toFile: config, atomically: true, encoding: .utf8)
+        XCTAssertTrue(try startupFailure(["--config", config]).contains("'favourite_colour' unknown key"))
+        try "camera = usb:0\n".write(toFile: config, atomically: true, encoding: .utf8)
+        XCTAssertTrue(try startupFailure(["--config", config]).contains("camera"))
+        XCTAssertTrue(try startupFailure(["--config", "/nonexistent/biometricd.conf"]).contains("cannot be read"))
+    }
+
+    func testBadCamerasAreRefused() throws {
+        XCTAssertTrue(try startupFailure(["--camera", "v4l2:/dev/null"]).contains("not a V4L2 capture device"))
+        XCTAssertTrue(try startupFailure(["--camera", "replay:/nonexistent"]).contains("does not exist"))
+        XCTAssertTrue(try startupFailure(["--camera", "webcam"]).contains("replay:PATH"))
+        XCTAssertTrue(try startupFailure(["--log-level", "loud"]).contains("log_level"))
+    }
+}

@@ -1,0 +1,177 @@
+import BiometricClient
+import BiometricProtocol
+import Foundation
+import XCTest
+
+/// Where `swift build` put the executables (next to the test bundle).
+let productsDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+let sharedData = repositoryRoot + "/../shared/data"
+let lfw = sharedData + "/faces/lfw/images"
+
+/// A real `biometricd` process in unprivileged-mode layout (temp socket, state and models), on
+/// replay cameras. Stopped with SIGTERM when the test ends.
+final class DaemonProcess {
+    let root: String
+    let socket: String
+    let stateDir: String
+    let process = Process()
+    let logPath: String
+
+    init(cameras: [String], extraArguments: [String] = [], prepare: ((String) throws -> Void)? = nil) throws {
+        let binary = productsDirectory + "/biometricd"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw XCTSkip("\(binary) missing: run `swift build` before `swift test`")
+        }
+        root = "/tmp/bmd-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
+        socket = root + "/biometricd.sock"
+        stateDir = root + "/state"
+        logPath = root + "/daemon.log"
+        try prepare?(stateDir)
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--socket", socket, "--state-dir", stateDir, "--models", root + "/no-models",
+                             "--log-level", "debug"] + cameras.flatMap { ["--camera", $0] } + extraArguments
+        process.standardError = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if (try? BiometricClient(socketPath: socket)) != nil { return }
+            guard process.isRunning else { break }
+            usleep(20_000)
+        }
+        throw DaemonFailed(log: log)
+    }
+
+    struct DaemonFailed: Error, CustomStringConvertible {
+        let log: String
+        var description: String { "daemon did not start:\n\(log)" }
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func client() throws -> BiometricClient { try BiometricClient(socketPath: socket) }
+
+    /// SIGTERM and wait; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+}
+
+/// A raw connection for protocol-level checks: send bytes, read lines with a timeout.
+final class RawConnection: @unchecked Sendable {  // tests use one from one thread at a time
+    let fd: Int32
+    private var buffer = [UInt8]()
+
+    init(_ path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) { send(Data(text.utf8)) }
+
+    func send(_ data: Data) {
+        var offset = 0
+        while offset < data.count {
+            let n = data.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    /// The next line as JSON, or nil on timeout / EOF.
+    func read(timeout: Double = 10) -> JSONValue? {
+        guard let line = readLine(timeout: timeout) else { return nil }
+        return try? JSONDecoder().decode(JSONValue.self, from: line)
+    }
+
+    func readLine(timeout: Double = 10) -> Data? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let nl = buffer.firstIndex(of: 10) {
+                let line = Data(buffer[..<nl])
+                buffer.removeSubrange(...nl)
+                return line
+            }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return nil }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, Int32(left * 1000)) > 0 else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = Glibc.read(fd, &chunk, chunk.count)
+            guard n > 0 else { return nil }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// True when the daemon closed the connection (EOF) within `timeout`.
+    func closedByPeer(timeout: Double = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while deadline.timeIntervalSinceNow > 0 {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) >= 0 else { return true }
+            if p.revents != 0 {
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                let n = Glibc.read(fd, &chunk, chunk.count)
+                if n <= 0 { return true }
+            }
+        }
+        return false
+    }
+}
+
+/// Runs a program, returning its exit status and output.
+@discardableResult
+func runProgram(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+}
+
+func rpcError(_ body: () throws -> Void) -> RPCError? {
+    do {
+        try body()
+        return nil
+    } catch ClientError.rpc(let e) {
+        return e
+    } catch {
+        XCTFail("expected an RPC error, got \(error)")
+        return nil
+    }
+}

@@ -1,0 +1,161 @@
+@testable import BiometricStore
+import Crypto
+import Foundation
+import XCTest
+
+final class StoreTests: XCTestCase {
+    private var dir = ""
+
+    override func setUp() {
+        dir = NSTemporaryDirectory() + "store-\(UUID().uuidString)"
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    private func mode(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1
+    }
+
+    private func openStore() throws -> TemplateStore {
+        try TemplateStore(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
+    }
+
+    func testUsersAndTemplatesRoundTrip() throws {
+        let store = try openStore()
+        let payload = Data((0..<512).map { UInt8($0 & 0xFF) })
+        let a = try store.addTemplate(user: "ann", modality: .face, quality: 71, meta: "{\"pose\":\"front\"}", payload: payload)
+        try store.addTemplate(user: "ann", modality: .finger, position: "right_index", quality: 60, payload: Data([1, 2, 3]))
+        try store.addTemplate(user: "bob", modality: .face, quality: 50, payload: Data([9]))
+        XCTAssertEqual(try store.listUsers().map(\.name), ["ann", "bob"])
+        let ann = try XCTUnwrap(try store.user(named: "ann"))
+        XCTAssertEqual(ann.faceTemplates, 1)
+        XCTAssertEqual(ann.fingerTemplates, 1)
+        let opened = try store.payloads(user: "ann", modality: .face)
+        XCTAssertEqual(opened.count, 1)
+        XCTAssertEqual(opened[0].0.id, a.id)
+        XCTAssertEqual(opened[0].1, payload)
+        XCTAssertEqual(try store.templates(user: nil, modality: .face).count, 2)
+        XCTAssertEqual(try store.removeTemplates(user: "ann", modality: .face, id: a.id), 1)
+        XCTAssertThrowsError(try store.removeTemplates(user: "ann", modality: .face, id: a.id)) {
+            XCTAssertEqual($0 as? StoreError, .notFound("template '\(a.id)' of user 'ann'"))
+        }
+        XCTAssertEqual(try store.deleteUser(named: "ann"), 1, "the finger template goes with the user")
+        XCTAssertNil(try store.user(named: "ann"))
+        XCTAssertThrowsError(try store.deleteUser(named: "ann"))
+    }
+
+    func testTemplatesNeverReachDiskInPlaintext() throws {
+        let marker = Data("FACE-EMBEDDING-PLAINTEXT-MARKER".utf8)
+        do {
+            let store = try openStore()
+            for i in 0..<20 {
+                try store.addTemplate(user: "u\(i)", modality: .face, quality: 50, payload: marker + Data(repeating: 7, count: 256))
+            }
+            // Before and after checkpoint: the WAL must not hold plaintext either.
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir) {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))
+                XCTAssertNil(bytes.range(of: marker), "plaintext template found in \(name)")
+            }
+            store.flush()
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + TemplateStore.fileName))
+        XCTAssertNil(bytes.range(of: marker))
+        XCTAssertNotNil(bytes.range(of: Data("u19".utf8)), "the user names are there, so the scan reads real content")
+    }
+
+    func testFilesAreOwnerOnly() throws {
+        _ = try openStore()
+        XCTAssertEqual(mode(dir), 0o700)
+        XCTAssertEqual(mode(dir + "/key"), 0o600)
+        XCTAssertEqual(mode(dir + "/" + TemplateStore.fileName), 0o600)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: dir + "/key")).count, 32)
+    }
+
+    func testSealedBlobsAreBoundToTheirUserAndID() throws {
+        let store = try openStore()
+        let a = try store.addTemplate(user: "ann", modality: .face, quality: 50, payload: Data("ann".utf8))
+        let b = try store.addTemplate(user: "bob", modality: .face, quality: 50, payload: Data("bob".utf8))
+        // An attacker with write access swaps the ciphertexts: neither opens any more.
+        let db = try SQLiteConnection(path: store.path)
+        try db.execute("UPDATE templates SET sealed = (SELECT sealed FROM templates WHERE id = '\(b.id)') WHERE id = '\(a.id)'")
+        db.close()
+        XCTAssertThrowsError(try store.payloads(user: "ann", modality: .face)) {
+            XCTAssertEqual($0 as? StoreError, .corrupt(a.id))
+        }
+        XCTAssertNoThrow(try store.payloads(user: "bob", modality: .face))
+    }
+
+    func testWrongKeyDoesNotOpen() throws {
+        _ = try openStore().addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([1]))
+        let other = try TemplateStore(directory: dir, key: SymmetricKey(size: .bits256))
+        XCTAssertThrowsError(try other.payloads(user: "ann", modality: .face))
+    }
+
+    func testKeyFromCredentialsDirectory() throws {
+        let creds = dir + "-creds"
+        try FileManager.default.createDirectory(atPath: creds, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: creds) }
+        let path = creds + "/" + TemplateKey.credentialName
+        FileManager.default.createFile(atPath: path, contents: Data(String(repeating: "ab", count: 32).utf8),
+                                       attributes: [.posixPermissions: 0o600])
+        let key = try TemplateKey.load(stateDirectory: dir, credentialsDirectory: creds)
+        XCTAssertEqual(key.withUnsafeBytes { Data($0) }, Data(repeating: 0xAB, count: 32))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/key"), "no second key is made")
+        chmod(path, 0o644)
+        XCTAssertThrowsError(try TemplateKey.load(stateDirectory: dir, credentialsDirectory: creds), "a world-readable key is refused")
+        FileManager.default.createFile(atPath: path, contents: Data("short".utf8), attributes: [.posixPermissions: 0o600])
+        XCTAssertThrowsError(try TemplateKey.load(stateDirectory: dir, credentialsDirectory: creds))
+    }
+
+    func testSchemaIsVersioned() throws {
+        _ = try openStore()
+        let db = try SQLiteConnection(path: dir + "/" + TemplateStore.fileName)
+        var version = 0
+        try db.query("PRAGMA user_version") { version = Int($0.int(0)) }
+        XCTAssertEqual(version, TemplateStore.schemaVersion)
+        try db.execute("PRAGMA user_version = 99")
+        db.close()
+        XCTAssertThrowsError(try openStore(), "a newer schema is refused, not damaged")
+    }
+
+    /// kill -9 during writes, several times: the database stays consistent and every template
+    /// whose commit was reported is there and opens.
+    func testCrashDuringWritesLeavesAConsistentStore() throws {
+        let writer = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("store-crash-writer").path
+        guard FileManager.default.isExecutableFile(atPath: writer) else {
+            throw XCTSkip("build store-crash-writer first (swift build)")
+        }
+        var committed: [String: Int] = [:]
+        for round in 0..<4 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: writer)
+            process.arguments = [dir, "100000"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            // Let it write for a while, then pull the plug mid-transaction.
+            usleep(useconds_t(150_000 + round * 70_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            for line in output.split(separator: "\n") where line.hasPrefix("committed ") {
+                let parts = line.split(separator: " ")
+                if parts.count == 3 { committed[String(parts[1])] = Int(parts[2]) }
+            }
+        }
+        XCTAssertGreaterThan(committed.count, 10, "the writer made progress before each kill")
+        let store = try openStore()
+        XCTAssertEqual(try store.integrityCheck(), "ok")
+        let all = try store.payloads(user: nil, modality: .face)
+        let byID = Dictionary(uniqueKeysWithValues: all.map { ($0.0.id, $0.1) })
+        for (id, i) in committed {
+            let payload = try XCTUnwrap(byID[id], "committed template \(id) lost")
+            XCTAssertTrue(payload.starts(with: Data("PLAINTEXT-MARKER-\(i)-".utf8)))
+            XCTAssertEqual(payload.count, "PLAINTEXT-MARKER-\(i)-".utf8.count + 512)
+        }
+    }
+}
