@@ -1,1 +1,200 @@
-// placeholder
+// biometricd-bench: start-up, RPC throughput/latency and memory of the real daemon.
+// Usage: swift build -c release && .build/release/biometricd-bench [--quick]
+// Prints numbers with a baseline measured in the same run (ratios, not absolute claims).
+import BiometricClient
+import BiometricProtocol
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+let quick = CommandLine.arguments.contains("--quick")
+let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let camera = "replay:\(repo)/../shared/data/faces/lfw/images/Aaron_Eckhart?fps=15&loop=true"
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let s = values.sorted()
+    return s[min(s.count - 1, Int(Double(s.count - 1) * p))]
+}
+
+func fmt(_ v: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", v) }
+
+/// A datagram socket standing in for systemd's NOTIFY_SOCKET.
+final class NotifySocket {
+    let fd: Int32
+    let path: String
+    init() {
+        path = "/tmp/bench-notify-\(getpid())-\(Int.random(in: 0..<1_000_000)).sock"
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var a = sockaddr_un()
+        a.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &a.sun_path) { raw in
+            let b = Array(path.utf8)
+            raw.copyBytes(from: b)
+            raw[b.count] = 0
+        }
+        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+    }
+    /// Waits for a datagram containing `word`.
+    func wait(for word: String, timeout: Double) -> Bool {
+        let end = now() + timeout
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while now() < end {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            let n = recv(fd, &buf, buf.count, 0)
+            if n > 0, String(decoding: buf[..<n], as: UTF8.self).contains(word) { return true }
+        }
+        return false
+    }
+    deinit {
+        close(fd)
+        unlink(path)
+    }
+}
+
+final class Daemon {
+    let process = Process()
+    let root: String
+    let socket: String
+    init(notify: NotifySocket?) throws {
+        root = "/tmp/bench-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        socket = root + "/s.sock"
+        process.executableURL = URL(fileURLWithPath: binDir + "/biometricd")
+        process.arguments = ["--socket", socket, "--state-dir", root + "/state", "--models", repo + "/models",
+                             "--camera", camera, "--log-level", "warning"]
+        var env = ProcessInfo.processInfo.environment
+        if let notify { env["NOTIFY_SOCKET"] = notify.path }
+        process.environment = env
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+    func waitForSocket() {
+        for _ in 0..<500 {
+            if (try? BiometricClient(socketPath: socket)) != nil { return }
+            usleep(10_000)
+        }
+        fatalError("daemon did not start")
+    }
+    func memory() -> (rss: Int, hwm: Int) {
+        let text = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        func kb(_ key: String) -> Int {
+            text.split(separator: "\n").first { $0.hasPrefix(key) }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+        }
+        return (kb("VmRSS:"), kb("VmHWM:"))
+    }
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+}
+
+// MARK: 1. Start to READY
+print("# biometricd-bench (\(quick ? "quick" : "full")), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+let runs = quick ? 3 : 10
+var readyTimes: [Double] = []
+var spawnTimes: [Double] = []
+for _ in 0..<runs {
+    // Baseline: spawning a process that exits at once (/bin/true), same Process API.
+    let t0 = now()
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/bin/true")
+    try p.run()
+    p.waitUntilExit()
+    spawnTimes.append((now() - t0) * 1000)
+
+    let notify = NotifySocket()
+    let t1 = now()
+    let d = try Daemon(notify: notify)
+    guard notify.wait(for: "READY=1", timeout: 20) else { fatalError("no READY=1") }
+    readyTimes.append((now() - t1) * 1000)
+    _ = d
+}
+let readyMedian = percentile(readyTimes, 0.5)
+let spawnMedian = percentile(spawnTimes, 0.5)
+print("start_to_ready_ms median=\(fmt(readyMedian, 1)) min=\(fmt(readyTimes.min()!, 1)) max=\(fmt(readyTimes.max()!, 1)) (n=\(runs))")
+print("baseline_spawn_true_ms median=\(fmt(spawnMedian, 1)); ratio=\(fmt(readyMedian / spawnMedian, 1))x")
+
+// MARK: 2. daemon.status throughput and latency
+let daemon = try Daemon(notify: nil)
+daemon.waitForSocket()
+usleep(500_000)
+let idle = daemon.memory()
+
+/// In-process baseline: a Unix socketpair ping-pong of a status-sized reply (kernel round trip).
+func echoBaselineMicros(_ n: Int) -> Double {
+    var fds: [Int32] = [0, 0]
+    socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds)
+    let serverFD = fds[1]
+    let reply = [UInt8](repeating: 65, count: 420)
+    let server = Thread {
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while read(serverFD, &buf, buf.count) > 0 { _ = write(serverFD, reply, reply.count) }
+    }
+    server.start()
+    var buf = [UInt8](repeating: 0, count: 4096)
+    let request = [UInt8]("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon.status\"}\n".utf8)
+    let t = now()
+    for _ in 0..<n {
+        _ = write(fds[0], request, request.count)
+        var got = 0
+        while got < reply.count { got += read(fds[0], &buf, buf.count) }
+    }
+    let micros = (now() - t) / Double(n) * 1e6
+    close(fds[0])
+    close(fds[1])
+    return micros
+}
+let echo = echoBaselineMicros(quick ? 2000 : 20000)
+print("baseline_socketpair_roundtrip_us=\(fmt(echo))")
+
+/// Latencies from many threads.
+final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var all: [Double] = []
+    func add(_ v: [Double]) { lock.lock(); all += v; lock.unlock() }
+    var values: [Double] { lock.lock(); defer { lock.unlock() }; return all }
+}
+
+for clients in [1, 8, 64] {
+    let perClient = max(quick ? 50 : 400, (quick ? 2000 : 16000) / clients)
+    let collected = Collected()
+    let socketPath = daemon.socket
+    let group = DispatchGroup()
+    let start = now()
+    for _ in 0..<clients {
+        group.enter()
+        let thread = Thread {
+            defer { group.leave() }
+            guard let c = try? BiometricClient(socketPath: socketPath) else { return }
+            var mine: [Double] = []
+            mine.reserveCapacity(perClient)
+            for _ in 0..<perClient {
+                let t = now()
+                guard (try? c.call(Method.daemonStatus, as: DaemonStatus.self)) != nil else { return }
+                mine.append((now() - t) * 1e6)
+            }
+            collected.add(mine)
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    group.wait()
+    let elapsed = now() - start
+    let all = collected.values
+    let p50 = percentile(all, 0.5)
+    let p99 = percentile(all, 0.99)
+    print("daemon.status clients=\(clients) calls=\(all.count) calls_per_s=\(fmt(Double(all.count) / elapsed, 0)) p50_us=\(fmt(p50, 0)) p99_us=\(fmt(p99, 0)) p50_vs_socketpair=\(fmt(p50 / echo, 1))x")
+}
+let after = daemon.memory()
+print("rss_idle_kb=\(idle.rss) peak_rss_idle_kb=\(idle.hwm) rss_after_load_kb=\(after.rss) peak_rss_after_load_kb=\(after.hwm)")

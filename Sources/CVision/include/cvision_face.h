@@ -1,0 +1,78 @@
+// CVision face API: detection (YuNet, or dlib HOG when no YuNet model), 68/5-point landmarks,
+// head pose, image quality measures, aligned-chip embeddings (dlib ResNet, 128-d), drawing.
+// Plain C over C++; every entry point catches all exceptions (status + cvis_last_error()).
+#ifndef CVISION_FACE_H
+#define CVISION_FACE_H
+
+#include "cvision.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Read-only model weights, loaded once and shared by all engines.
+typedef struct cvis_face_models cvis_face_models;
+
+/// Loads the models. `yunet_onnx` may be NULL (then detection uses dlib's HOG detector).
+/// `shape68` is required (landmarks, pose, blink). `resnet` may be NULL (then embedding fails with
+/// CVIS_ERR_ARGUMENT). On failure returns NULL and sets *status and cvis_last_error().
+cvis_face_models *cvis_face_models_load(const char *yunet_onnx, const char *shape68, const char *resnet,
+                                        cvis_status *status);
+void cvis_face_models_free(cvis_face_models *models);
+/// 1 when detection uses YuNet, 0 for HOG.
+int cvis_face_models_has_yunet(const cvis_face_models *models);
+
+/// Per-thread working state (detector input buffers, network scratch). An engine is used by one
+/// thread at a time; create one per analysis thread. The models must outlive their engines.
+typedef struct cvis_face_engine cvis_face_engine;
+cvis_face_engine *cvis_face_engine_create(const cvis_face_models *models, cvis_status *status);
+void cvis_face_engine_free(cvis_face_engine *engine);
+
+typedef struct {
+    float x, y, width, height;  // pixels, top-left origin
+    float score;                // detector confidence 0..1 (HOG: squashed margin)
+} cvis_face_box;
+
+/// Image: packed 8-bit rows, `channels` 3 (BGR) or 1 (grey/IR), row stride = width*channels.
+typedef struct {
+    const uint8_t *pixels;
+    int width;
+    int height;
+    int channels;
+} cvis_image_view;
+
+/// Detects faces, largest first. Returns the count written (<= max_faces) or -1 on error.
+/// `min_size` is the smallest face side in pixels to report (0 = detector default).
+int cvis_face_detect(cvis_face_engine *engine, cvis_image_view image, int min_size, cvis_face_box *out, int max_faces,
+                     cvis_status *status);
+
+/// 68 landmarks (iBUG order) inside `box`: out[2*i], out[2*i+1] = x, y in pixels.
+cvis_status cvis_face_landmarks(cvis_face_engine *engine, cvis_image_view image, cvis_face_box box, float out[136]);
+
+/// Head pose from 68 landmarks (solvePnP on a generic 3D face, focal = image width):
+/// out[0] yaw (+ = the person turns to their left, i.e. face moves to image right), out[1] pitch
+/// (+ = looks up), out[2] roll (+ = head tilts clockwise in the image). A frontal face ≈ 0, 0, 0.
+cvis_status cvis_face_pose(const float landmarks[136], int image_width, int image_height, float out[3]);
+
+/// Quality measures of the face region (grey): mean brightness 0-255, RMS contrast 0-128,
+/// sharpness = variance of the Laplacian on the face resized to 128 px wide.
+typedef struct {
+    float brightness;
+    float contrast;
+    float sharpness;
+} cvis_face_measures;
+cvis_status cvis_face_measure(cvis_image_view image, cvis_face_box box, cvis_face_measures *out);
+
+/// 128-d embedding of the face aligned from its 68 landmarks to dlib's 150x150 chip (0.25
+/// padding). `flip` 1 also embeds the mirrored chip and averages (then re-normalises).
+/// The output is L2-normalised.
+cvis_status cvis_face_embed(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,
+                            float out[128]);
+
+/// Draws a box and landmarks (may be NULL) onto a BGR image in place.
+cvis_status cvis_face_draw(uint8_t *bgr, int width, int height, cvis_face_box box, const float *landmarks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
