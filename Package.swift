@@ -2,8 +2,14 @@
 import PackageDescription
 
 // Only the OpenCV modules we use: linking all of opencv4's ~60 modules costs 0.5 s at start.
-let openCVLibraries: [LinkerSetting] = ["opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio"]
-    .map { .linkedLibrary($0) }
+// (dnn runs YuNet, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's cannot
+// read the 2023 YuNet model.)
+let openCVLibraries: [LinkerSetting] = [
+    "opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio", "opencv_dnn", "opencv_calib3d",
+].map { .linkedLibrary($0) }
+// Debian's dlib is built with DLIB_USE_BLAS/LAPACK: its header templates call cblas_* and LAPACK
+// (dgesvd_) directly, so those libraries are linked too.
+let dlibLibraries: [LinkerSetting] = ["dlib", "blas", "lapack"].map { .linkedLibrary($0) }
 
 let package = Package(
     name: "biometricd",
@@ -23,6 +29,7 @@ let package = Package(
         .target(name: "CV4L2", path: "Sources/CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "CSystemd", path: "Sources/CSystemd", linkerSettings: [.linkedLibrary("systemd")]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .systemLibrary(name: "COpenBLAS", path: "Sources/COpenBLAS"),
         .target(
             name: "CVision",
             path: "Sources/CVision",
@@ -31,7 +38,7 @@ let package = Package(
                 // dlib and OpenCV are header templates: unoptimised they are unusably slow.
                 .unsafeFlags(["-O2"], .when(configuration: .debug)),
             ],
-            linkerSettings: openCVLibraries
+            linkerSettings: openCVLibraries + dlibLibraries
         ),
 
         // MARK: Libraries, one per layer
@@ -42,6 +49,11 @@ let package = Package(
             path: "Sources/Camera"
         ),
         .target(
+            name: "BiometricFace",
+            dependencies: ["CVision", "COpenBLAS", "BiometricCamera"],
+            path: "Sources/Face"
+        ),
+        .target(
             name: "BiometricStore",
             dependencies: ["CSQLite", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Store"
@@ -49,7 +61,7 @@ let package = Package(
         .target(
             name: "BiometricDaemon",
             dependencies: [
-                "BiometricProtocol", "BiometricCamera", "BiometricStore", "CSystemd", "CVision",
+                "BiometricProtocol", "BiometricCamera", "BiometricStore", "BiometricFace", "CSystemd", "CVision",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -76,6 +88,11 @@ let package = Package(
             path: "Sources/bench"
         ),
         .executableTarget(
+            name: "biometricd-face-bench",
+            dependencies: ["BiometricFace", "BiometricCamera", "CVision", "COpenBLAS"],
+            path: "Sources/face-bench"
+        ),
+        .executableTarget(
             name: "store-crash-writer",
             dependencies: ["BiometricStore"],
             path: "Tests/Support/StoreCrashWriter"
@@ -85,6 +102,7 @@ let package = Package(
         .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
         .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
         .testTarget(name: "StoreTests", dependencies: ["BiometricStore"], path: "Tests/StoreTests"),
+        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCamera", "CVision"], path: "Tests/FaceTests"),
         .testTarget(
             name: "DaemonTests",
             dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "CVision"],

@@ -1,5 +1,6 @@
 // Pixel conversion, image decoding, video reading and PNG encoding with OpenCV.
 #include "cvision.h"
+#include "internal.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -11,32 +12,17 @@
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
 
-namespace {
+namespace cvis {
 thread_local std::string last_error;
+} // namespace cvis
 
-cvis_status fail(cvis_status status, const std::string &message) {
-    last_error = message;
-    return status;
-}
+namespace {
+using cvis::fail;
+using cvis::guarded;
 
 constexpr uint32_t fourcc(char a, char b, char c, char d) {
     return uint32_t(uint8_t(a)) | (uint32_t(uint8_t(b)) << 8) | (uint32_t(uint8_t(c)) << 16) |
            (uint32_t(uint8_t(d)) << 24);
-}
-
-// Runs `body`, turning any C++ exception into CVIS_ERR_INTERNAL.
-template <typename Body> cvis_status guarded(Body body) {
-    try {
-        return body();
-    } catch (const cv::Exception &e) {
-        return fail(CVIS_ERR_INTERNAL, std::string("OpenCV: ") + e.what());
-    } catch (const std::bad_alloc &) {
-        return fail(CVIS_ERR_INTERNAL, "out of memory");
-    } catch (const std::exception &e) {
-        return fail(CVIS_ERR_INTERNAL, e.what());
-    } catch (...) {
-        return fail(CVIS_ERR_INTERNAL, "unknown C++ exception");
-    }
 }
 
 // Writes grey and optionally BGR from a decoded 1- or 3-channel 8-bit image.
@@ -64,7 +50,7 @@ struct cvis_video {
 
 extern "C" {
 
-const char *cvis_last_error(void) { return last_error.c_str(); }
+const char *cvis_last_error(void) { return cvis::last_error.c_str(); }
 
 cvis_status cvis_convert_frame(uint32_t format, const uint8_t *src, size_t length, int width, int height, int stride,
                                uint8_t *grey, uint8_t *bgr) {

@@ -25,6 +25,7 @@ public final class Daemon: Sendable {
     let cameras: CameraRegistry
     let store: TemplateStore
     let models: ModelCatalog
+    let face: FaceService
     let policy: AccessPolicy
     let startedNs = monotonicNanoseconds()
     let activeSessions = Atomic<Int>(0)
@@ -48,6 +49,7 @@ public final class Daemon: Sendable {
             throw StartupError(description: "state folder \(configuration.stateDirectory): \(error)")
         }
         models = ModelCatalog(folders: configuration.modelDirectories)
+        face = FaceService(catalog: models, threads: configuration.analysisThreads, logger: logger)
         let status = models.status
         if !status.missing.isEmpty {
             logger.warning("models missing: \(status.missing.joined(separator: ", ")) (searched \(status.folders.joined(separator: ", "))); face methods answer not_initialized until they are installed (scripts/setup.sh)")
@@ -60,6 +62,7 @@ public final class Daemon: Sendable {
         registerDaemonMethods(&table)
         registerCameraMethods(&table)
         registerUserMethods(&table)
+        registerFaceMethods(&table)
         return table
     }
 
@@ -76,6 +79,7 @@ public final class Daemon: Sendable {
         server.withLock { $0 = rpc }
         cameras.startHotplug()
         models.verifyInBackground()
+        face.preload()
 
         let readyMs = Double(monotonicNanoseconds() - startedNs) / 1e6
         logger.info("ready in \(String(format: "%.1f", readyMs)) ms on \(activated != nil ? "socket from systemd" : configuration.socketPath); \(cameras.devices.count) camera(s)")

@@ -41,7 +41,7 @@ struct AuthCtl: ParsableCommand {
         abstract: "Command-line client of biometricd.",
         discussion: "Exit codes: 0 success or match, 1 no match or refused, 2 usage, 3 daemon unreachable, 4 other error.",
         version: "0.1.0",
-        subcommands: [Status.self, Cameras.self, Snapshot.self, Users.self, User.self])
+        subcommands: [Status.self, Cameras.self, Snapshot.self, Users.self, User.self, Face.self])
 
     static func main() {
         do {
@@ -66,7 +66,7 @@ struct AuthCtl: ParsableCommand {
         case .protocolViolation: return Exit.otherError
         case .rpc(let rpc):
             switch rpc.errorReason {
-            case .permissionDenied?, .lockedOut?, .pinLocked?, .spoofDetected?, .blinkTimeout?: return Exit.refused
+            case .permissionDenied?, .lockedOut?, .pinLocked?, .spoofDetected?, .blinkTimeout?, .noFaceRegistered?: return Exit.refused
             default: return rpc.code == RPCError.invalidParamsCode ? Exit.usage : Exit.otherError
             }
         }

@@ -1,0 +1,552 @@
+// Face pipeline behind cvision_face.h: YuNet (OpenCV dnn) or dlib HOG detection, dlib 68-point
+// landmarks, solvePnP head pose, quality measures, embeddings (face_embed.cpp), drawing.
+#include "cvision_face.h"
+#include "face_internal.hpp"
+#include "internal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <opencv2/calib3d.hpp>
+#include <opencv2/core.hpp>
+#include <opencv2/dnn.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <dlib/image_processing.h>
+#include <dlib/image_processing/frontal_face_detector.h>
+#include <dlib/opencv.h>
+
+using cvis::fail;
+using cvis::guarded;
+
+struct cvis_face_models {
+    std::vector<uchar> yunet_onnx; // empty: HOG
+    dlib::frontal_face_detector hog;
+    dlib::shape_predictor shape68;
+    dlib::shape_predictor shape5; // optional (num_parts() == 0 when absent): chip alignment
+    std::shared_ptr<const cvis::FaceNetWeights> net;
+};
+
+struct cvis_face_engine {
+    const cvis_face_models *models = nullptr;
+    cv::dnn::Net yunet;
+    std::unique_ptr<dlib::frontal_face_detector> hog; // object_detector keeps per-call state
+    std::unique_ptr<cvis::FaceNet> net;
+    cv::Mat bgr, scaled, padded, blob, grey; // scratch
+    // The last cvis_face_landmarks result and the box it ran on: embedding these landmarks runs the
+    // 5-point model on the same (detector) box rather than on one derived from the landmarks.
+    bool has_last = false;
+    float last_landmarks[136];
+    dlib::rectangle last_box;
+};
+
+namespace {
+
+// YuNet (face_detection_yunet_2023mar.onnx). OpenCV 4.6's cv::FaceDetectorYN only understands the
+// 2022 model's outputs and fails on this one, so the 2023 decoding is done here: per stride a
+// grid of cls/obj scores, box (centre offset, log size) and 5 keypoints.
+constexpr int yunet_max_side = 640;
+constexpr float yunet_score_threshold = 0.6f;
+constexpr float yunet_nms_threshold = 0.3f;
+constexpr int yunet_strides[3] = {8, 16, 32};
+const std::vector<cv::String> yunet_outputs = {"cls_8",  "cls_16",  "cls_32",  "obj_8", "obj_16", "obj_32",
+                                               "bbox_8", "bbox_16", "bbox_32", "kps_8", "kps_16", "kps_32"};
+
+constexpr const char *shape5_file = "shape_predictor_5_face_landmarks.dat";
+
+// dlib's HOG detector scans an 80x80 window.
+constexpr double hog_window = 80;
+
+bool valid_view(const cvis_image_view &v) {
+    return v.pixels && v.width > 0 && v.height > 0 && v.width <= 16384 && v.height <= 16384 &&
+           (v.channels == 1 || v.channels == 3);
+}
+
+cv::Mat view_mat(const cvis_image_view &v) {
+    return cv::Mat(v.height, v.width, v.channels == 1 ? CV_8UC1 : CV_8UC3, const_cast<uint8_t *>(v.pixels));
+}
+
+bool finite_box(const cvis_face_box &b) {
+    return std::isfinite(b.x) && std::isfinite(b.y) && std::isfinite(b.width) && std::isfinite(b.height) &&
+           b.width > 0 && b.height > 0;
+}
+
+bool finite_landmarks(const float *lm, int count) {
+    for (int i = 0; i < 2 * count; ++i)
+        if (!std::isfinite(lm[i])) return false;
+    return true;
+}
+
+std::vector<uchar> read_file(const char *path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    return std::vector<uchar>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Squashes a HOG SVM margin (0 at the detection threshold) into 0..1 so that the threshold maps
+// to 0.6, YuNet's score threshold.
+float squash_margin(double margin) { return float(1.0 / (1.0 + std::exp(-(2.0 * margin + 0.405)))); }
+
+void sort_largest_first(std::vector<cvis_face_box> &faces) {
+    std::stable_sort(faces.begin(), faces.end(), [](const cvis_face_box &a, const cvis_face_box &b) {
+        return a.width * a.height > b.width * b.height;
+    });
+}
+
+std::vector<cvis_face_box> detect_yunet(cvis_face_engine &e, const cv::Mat &image, int min_size) {
+    const cv::Mat *bgr = &image;
+    if (image.channels() == 1) {
+        cv::cvtColor(image, e.bgr, cv::COLOR_GRAY2BGR);
+        bgr = &e.bgr;
+    }
+    double scale = std::min(1.0, double(yunet_max_side) / std::max(image.cols, image.rows));
+    // Keep small requested faces at >= ~20 px in the network input.
+    if (min_size > 0) scale = std::max(scale, std::min(1.0, 20.0 / min_size));
+    const cv::Mat *input = bgr;
+    if (scale < 1.0) {
+        cv::Size size(std::max(1, int(std::lround(image.cols * scale))), std::max(1, int(std::lround(image.rows * scale))));
+        cv::resize(*bgr, e.scaled, size, 0, 0, cv::INTER_AREA);
+        input = &e.scaled;
+    }
+    const int pad_w = (input->cols + 31) / 32 * 32, pad_h = (input->rows + 31) / 32 * 32;
+    cv::copyMakeBorder(*input, e.padded, 0, pad_h - input->rows, 0, pad_w - input->cols, cv::BORDER_CONSTANT,
+                       cv::Scalar::all(0));
+    cv::dnn::blobFromImage(e.padded, e.blob);
+    e.yunet.setInput(e.blob);
+    std::vector<cv::Mat> out;
+    e.yunet.forward(out, yunet_outputs);
+    if (out.size() != 12) throw std::runtime_error("YuNet: unexpected outputs");
+
+    std::vector<cv::Rect2d> boxes;
+    std::vector<float> scores;
+    for (int s = 0; s < 3; ++s) {
+        const int stride = yunet_strides[s], cols = pad_w / stride, rows = pad_h / stride;
+        const cv::Mat &cls = out[s], &obj = out[3 + s], &bbox = out[6 + s];
+        const size_t cells = size_t(cols) * rows;
+        if (cls.total() < cells || obj.total() < cells || bbox.total() < cells * 4)
+            throw std::runtime_error("YuNet: output size does not match the input");
+        const float *c = cls.ptr<float>(), *o = obj.ptr<float>(), *b = bbox.ptr<float>();
+        for (int r = 0; r < rows; ++r)
+            for (int k = 0; k < cols; ++k) {
+                const size_t i = size_t(r) * cols + k;
+                const float score = std::sqrt(std::clamp(c[i], 0.f, 1.f) * std::clamp(o[i], 0.f, 1.f));
+                if (score < yunet_score_threshold) continue;
+                const double cx = (k + b[4 * i]) * stride, cy = (r + b[4 * i + 1]) * stride;
+                const double w = std::exp(b[4 * i + 2]) * stride, h = std::exp(b[4 * i + 3]) * stride;
+                boxes.emplace_back(cx - w / 2, cy - h / 2, w, h);
+                scores.push_back(score);
+            }
+    }
+    std::vector<int> keep;
+    cv::dnn::NMSBoxes(boxes, scores, yunet_score_threshold, yunet_nms_threshold, keep);
+    std::vector<cvis_face_box> faces;
+    for (int i : keep) {
+        const cv::Rect2d &b = boxes[size_t(i)];
+        cvis_face_box f{float(b.x / scale), float(b.y / scale), float(b.width / scale), float(b.height / scale),
+                        scores[size_t(i)]};
+        if (min_size > 0 && std::max(f.width, f.height) < min_size) continue;
+        faces.push_back(f);
+    }
+    return faces;
+}
+
+std::vector<cvis_face_box> detect_hog(cvis_face_engine &e, const cv::Mat &image, int min_size) {
+    const cv::Mat *grey = &image;
+    if (image.channels() == 3) {
+        cv::cvtColor(image, e.grey, cv::COLOR_BGR2GRAY);
+        grey = &e.grey;
+    }
+    // The detector finds faces from 80 px: scale so the smallest wanted face becomes 80 px (less
+    // work for big minimum sizes); by default upsample small images once so 40 px faces count.
+    double scale = 1.0;
+    if (min_size > 0) scale = std::clamp(hog_window / min_size, 0.1, 2.0);
+    else if (std::max(image.cols, image.rows) < 400) scale = 2.0;
+    const cv::Mat *input = grey;
+    if (scale != 1.0) {
+        cv::Size size(std::max(1, int(std::lround(image.cols * scale))), std::max(1, int(std::lround(image.rows * scale))));
+        cv::resize(*grey, e.scaled, size, 0, 0, scale < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
+        input = &e.scaled;
+    }
+    std::vector<dlib::rect_detection> dets;
+    (*e.hog)(dlib::cv_image<unsigned char>(*input), dets, 0.0);
+    std::vector<cvis_face_box> faces;
+    for (const auto &d : dets) {
+        const dlib::rectangle &r = d.rect;
+        cvis_face_box f{float(r.left() / scale), float(r.top() / scale), float(r.width() / scale),
+                        float(r.height() / scale), squash_margin(d.detection_confidence)};
+        if (min_size > 0 && std::max(f.width, f.height) < min_size) continue;
+        faces.push_back(f);
+    }
+    return faces;
+}
+
+// YuNet box -> predictor box: centre shift (x: fraction of width, y: fraction of height) and
+// side = a * width + b * height. Least-squares fit on LFW (7641 faces both detectors found)
+// against dlib's HOG boxes; with it, landmarks from YuNet boxes differ from those from HOG boxes by
+// a median 1% of the eye-corner span.
+constexpr double yunet_to_hog[4] = {-0.022, 0.044, 0.666, 0.342};
+
+// The 68-point predictor was trained on dlib HOG boxes (square, brows to lower lip). YuNet boxes
+// are taller (forehead to chin): map them to the box the predictor expects.
+dlib::rectangle predictor_box(const cvis_face_engine &e, const cvis_face_box &b) {
+    double cx = b.x + b.width / 2, cy = b.y + b.height / 2, side = std::max(b.width, b.height);
+    if (!e.models->yunet_onnx.empty()) {
+        cx += yunet_to_hog[0] * b.width;
+        cy += yunet_to_hog[1] * b.height;
+        side = yunet_to_hog[2] * b.width + yunet_to_hog[3] * b.height;
+    } else {
+        side = (b.width + b.height) / 2;
+    }
+    const double half = side / 2;
+    return dlib::rectangle(long(std::lround(cx - half)), long(std::lround(cy - half)),
+                           long(std::lround(cx + half)) - 1, long(std::lround(cy + half)) - 1);
+}
+
+// Runs a shape predictor on the grey pixels around `rect` only (converting a whole frame to grey
+// costs more than the predictor). The predictor samples close to its box; the margin of one box
+// side keeps every sample inside the converted region.
+dlib::full_object_detection predict_shape(const dlib::shape_predictor &predictor, const cv::Mat &image,
+                                          const dlib::rectangle &rect, cv::Mat &scratch) {
+    const long side = std::max(rect.width(), rect.height());
+    const cv::Rect region = cv::Rect(int(rect.left() - side), int(rect.top() - side), int(rect.width() + 2 * side),
+                                     int(rect.height() + 2 * side)) &
+                            cv::Rect(0, 0, image.cols, image.rows);
+    const cv::Point offset = region.empty() ? cv::Point(0, 0) : region.tl();
+    cv::Mat grey;
+    if (region.empty()) grey = cv::Mat(1, 1, CV_8UC1, cv::Scalar(0));
+    else if (image.channels() == 3) {
+        cv::cvtColor(image(region), scratch, cv::COLOR_BGR2GRAY);
+        grey = scratch;
+    } else {
+        grey = image(region);
+    }
+    dlib::full_object_detection shape =
+        predictor(dlib::cv_image<unsigned char>(grey), dlib::translate_rect(rect, -offset.x, -offset.y));
+    for (unsigned long i = 0; i < shape.num_parts(); ++i) shape.part(i) += dlib::point(offset.x, offset.y);
+    return shape;
+}
+
+// The box dlib's HOG detector would give for a face with these 68 landmarks (fitted on LFW: the
+// landmarks' bounding box, 8% wider, centre raised by 11.5% of its width). Used to run the
+// 5-point predictor for chip alignment.
+dlib::rectangle box_from_landmarks(const float *lm) {
+    float minx = lm[0], maxx = lm[0], miny = lm[1], maxy = lm[1];
+    for (int i = 1; i < 68; ++i) {
+        minx = std::min(minx, lm[2 * i]), maxx = std::max(maxx, lm[2 * i]);
+        miny = std::min(miny, lm[2 * i + 1]), maxy = std::max(maxy, lm[2 * i + 1]);
+    }
+    const double w = maxx - minx, cx = (minx + maxx) / 2.0, cy = (miny + maxy) / 2.0 - 0.115 * w;
+    const double half = 1.08 * w / 2;
+    return dlib::rectangle(long(std::lround(cx - half)), long(std::lround(cy - half)), long(std::lround(cx + half)) - 1,
+                           long(std::lround(cy + half)) - 1);
+}
+
+// Mean 3D face for solvePnP: points of MediaPipe's canonical face model (cm), moved to camera-like
+// axes (x to the image right, y down, z away from the camera) with the nose tip at the origin, so
+// that a frontal, upright face has rotation ≈ identity. The chin is left out (it drops when the
+// mouth opens). The common 6-point "generic" model puts the eyes only 0.3 eye-spans behind the
+// nose tip, against 0.48 here, and overstates yaw by about half. iBUG index -> point:
+constexpr int pose_indices[8] = {30, 33, 36, 45, 39, 42, 48, 54};
+const cv::Point3d pose_model[8] = {
+    {0, 0, 0},               // nose tip
+    {0, 0.962, 1.417},       // bottom of the nose
+    {-4.446, -3.791, 4.303}, // outer corner of the image-left eye
+    {4.446, -3.791, 4.303},  // outer corner of the image-right eye
+    {-1.856, -3.712, 3.718}, // inner corner of the image-left eye
+    {1.856, -3.712, 3.718},  // inner corner of the image-right eye
+    {-2.456, 3.216, 3.192},  // image-left mouth corner
+    {2.456, 3.216, 3.192},   // image-right mouth corner
+};
+// Median pitch of the 7700 LFW faces with this model, taken as "frontal" and subtracted.
+constexpr double pitch_offset = 6.3;
+
+} // namespace
+
+namespace cvis {
+void predictor_rect(const cvis_face_engine *engine, const cvis_face_box &box, long out[4]) {
+    const dlib::rectangle r = predictor_box(*engine, box);
+    out[0] = r.left(), out[1] = r.top(), out[2] = r.right(), out[3] = r.bottom();
+}
+
+cvis_status face_embed_points(cvis_face_engine *engine, cvis_image_view image, const float *points, int count,
+                              int flip, float out[128]) {
+    if (!engine || !points || !out || !valid_view(image)) return fail(CVIS_ERR_ARGUMENT, "bad face embed arguments");
+    if (!engine->net) return fail(CVIS_ERR_ARGUMENT, "no face recognition model loaded");
+    if (!finite_landmarks(points, count)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
+    return guarded([&]() -> cvis_status {
+        engine->net->embed(view_mat(image), points, count, flip != 0, out);
+        return CVIS_OK;
+    });
+}
+
+cvis_status face_embed_with(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,
+                            ChipAlignment alignment, float out[128]) {
+    if (!engine || !landmarks || !valid_view(image)) return fail(CVIS_ERR_ARGUMENT, "bad face embed arguments");
+    if (!finite_landmarks(landmarks, 68)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
+    switch (alignment) {
+    case ChipAlignment::landmarks68:
+        return face_embed_points(engine, image, landmarks, 68, flip, out);
+    case ChipAlignment::eyesNose5: {
+        // dlib's 5-point order: image-right eye outer, inner; image-left eye outer, inner; nose bottom.
+        static constexpr int five[5] = {45, 42, 36, 39, 33};
+        float points[10];
+        for (int i = 0; i < 5; ++i) {
+            points[2 * i] = landmarks[2 * five[i]];
+            points[2 * i + 1] = landmarks[2 * five[i] + 1];
+        }
+        return face_embed_points(engine, image, points, 5, flip, out);
+    }
+    case ChipAlignment::shape5: {
+        if (engine->models->shape5.num_parts() != 5) return fail(CVIS_ERR_ARGUMENT, "no 5-point landmark model loaded");
+        float points[10];
+        cvis_status st = guarded([&]() -> cvis_status {
+            const bool same = engine->has_last && std::equal(landmarks, landmarks + 136, engine->last_landmarks);
+            const dlib::rectangle box = same ? engine->last_box : box_from_landmarks(landmarks);
+            const dlib::full_object_detection shape =
+                predict_shape(engine->models->shape5, view_mat(image), box, engine->grey);
+            for (unsigned long i = 0; i < 5; ++i) {
+                points[2 * i] = float(shape.part(i).x());
+                points[2 * i + 1] = float(shape.part(i).y());
+            }
+            return CVIS_OK;
+        });
+        if (st != CVIS_OK) return st;
+        return face_embed_points(engine, image, points, 5, flip, out);
+    }
+    }
+    return fail(CVIS_ERR_ARGUMENT, "unknown chip alignment");
+}
+} // namespace cvis
+
+extern "C" {
+
+cvis_face_models *cvis_face_models_load(const char *yunet_onnx, const char *shape68, const char *resnet,
+                                        cvis_status *status) {
+    cvis_status ignored;
+    if (!status) status = &ignored;
+    cvis_face_models *result = nullptr;
+    *status = guarded([&]() -> cvis_status {
+        if (!shape68) return fail(CVIS_ERR_ARGUMENT, "the 68-point landmark model is required");
+        auto models = std::make_unique<cvis_face_models>();
+        if (yunet_onnx) {
+            models->yunet_onnx = read_file(yunet_onnx);
+            if (models->yunet_onnx.empty()) return fail(CVIS_ERR_IO, std::string(yunet_onnx) + " cannot be read");
+            try { // parse once so a bad file fails here, not in every engine
+                cv::dnn::Net net = cv::dnn::readNetFromONNX(models->yunet_onnx);
+                std::vector<cv::String> names = net.getUnconnectedOutLayersNames();
+                for (const auto &n : yunet_outputs)
+                    if (std::find(names.begin(), names.end(), n) == names.end())
+                        return fail(CVIS_ERR_FORMAT, std::string(yunet_onnx) +
+                                                         " is not a YuNet 2023 model (no output " + n + ")");
+            } catch (const cv::Exception &e) {
+                return fail(CVIS_ERR_DECODE, std::string(yunet_onnx) + " is not a loadable ONNX model: " + e.what());
+            }
+        } else {
+            models->hog = dlib::get_frontal_face_detector();
+        }
+        if (!std::ifstream(shape68)) return fail(CVIS_ERR_IO, std::string(shape68) + " cannot be read");
+        try {
+            dlib::deserialize(shape68) >> models->shape68;
+        } catch (const dlib::serialization_error &e) {
+            return fail(CVIS_ERR_DECODE, std::string(shape68) + " is not a dlib shape predictor: " + e.what());
+        }
+        if (models->shape68.num_parts() != 68)
+            return fail(CVIS_ERR_FORMAT, std::string(shape68) + " is not a 68-point shape predictor");
+        // Optional: dlib's 5-point model beside it aligns embedding chips better (see cvis_face_embed).
+        const std::string path68(shape68);
+        const size_t slash = path68.find_last_of('/');
+        const std::string path5 =
+            (slash == std::string::npos ? std::string() : path68.substr(0, slash + 1)) + shape5_file;
+        if (std::ifstream(path5)) {
+            try {
+                dlib::deserialize(path5) >> models->shape5;
+            } catch (const dlib::serialization_error &e) {
+                return fail(CVIS_ERR_DECODE, path5 + " is not a dlib shape predictor: " + e.what());
+            }
+            if (models->shape5.num_parts() != 5)
+                return fail(CVIS_ERR_FORMAT, path5 + " is not a 5-point shape predictor");
+        }
+        if (resnet) {
+            if (!std::ifstream(resnet)) return fail(CVIS_ERR_IO, std::string(resnet) + " cannot be read");
+            try {
+                models->net = cvis::load_face_net(resnet);
+            } catch (const dlib::serialization_error &e) {
+                return fail(CVIS_ERR_DECODE, std::string(resnet) + " is not dlib's face recognition ResNet: " + e.what());
+            }
+        }
+        result = models.release();
+        return CVIS_OK;
+    });
+    return *status == CVIS_OK ? result : nullptr;
+}
+
+void cvis_face_models_free(cvis_face_models *models) {
+    try {
+        delete models;
+    } catch (...) {
+    }
+}
+
+int cvis_face_models_has_yunet(const cvis_face_models *models) { return models && !models->yunet_onnx.empty(); }
+
+cvis_face_engine *cvis_face_engine_create(const cvis_face_models *models, cvis_status *status) {
+    cvis_status ignored;
+    if (!status) status = &ignored;
+    cvis_face_engine *result = nullptr;
+    *status = guarded([&]() -> cvis_status {
+        if (!models) return fail(CVIS_ERR_ARGUMENT, "no face models");
+        auto engine = std::make_unique<cvis_face_engine>();
+        engine->models = models;
+        if (!models->yunet_onnx.empty()) {
+            engine->yunet = cv::dnn::readNetFromONNX(models->yunet_onnx);
+            engine->yunet.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+            engine->yunet.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+        } else {
+            engine->hog = std::make_unique<dlib::frontal_face_detector>(models->hog);
+        }
+        if (models->net) engine->net = std::make_unique<cvis::FaceNet>(*models->net);
+        result = engine.release();
+        return CVIS_OK;
+    });
+    return *status == CVIS_OK ? result : nullptr;
+}
+
+void cvis_face_engine_free(cvis_face_engine *engine) {
+    try {
+        delete engine;
+    } catch (...) {
+    }
+}
+
+int cvis_face_detect(cvis_face_engine *engine, cvis_image_view image, int min_size, cvis_face_box *out, int max_faces,
+                     cvis_status *status) {
+    cvis_status ignored;
+    if (!status) status = &ignored;
+    if (!engine || !valid_view(image) || max_faces < 0 || (max_faces > 0 && !out) || min_size < 0) {
+        *status = fail(CVIS_ERR_ARGUMENT, "bad face detection arguments");
+        return -1;
+    }
+    int count = 0;
+    *status = guarded([&]() -> cvis_status {
+        const cv::Mat mat = view_mat(image);
+        std::vector<cvis_face_box> faces = engine->hog ? detect_hog(*engine, mat, min_size)
+                                                       : detect_yunet(*engine, mat, min_size);
+        sort_largest_first(faces);
+        count = std::min(int(faces.size()), max_faces);
+        std::copy_n(faces.begin(), count, out);
+        return CVIS_OK;
+    });
+    return *status == CVIS_OK ? count : -1;
+}
+
+cvis_status cvis_face_landmarks(cvis_face_engine *engine, cvis_image_view image, cvis_face_box box, float out[136]) {
+    if (!engine || !out || !valid_view(image) || !finite_box(box))
+        return fail(CVIS_ERR_ARGUMENT, "bad face landmark arguments");
+    return guarded([&]() -> cvis_status {
+        engine->has_last = false;
+        const dlib::rectangle rect = predictor_box(*engine, box);
+        const dlib::full_object_detection shape = predict_shape(engine->models->shape68, view_mat(image), rect, engine->grey);
+        if (shape.num_parts() != 68) return fail(CVIS_ERR_INTERNAL, "shape predictor did not give 68 points");
+        for (unsigned long i = 0; i < 68; ++i) {
+            out[2 * i] = float(shape.part(i).x());
+            out[2 * i + 1] = float(shape.part(i).y());
+        }
+        std::copy_n(out, 136, engine->last_landmarks);
+        engine->last_box = rect;
+        engine->has_last = true;
+        return CVIS_OK;
+    });
+}
+
+cvis_status cvis_face_pose(const float landmarks[136], int image_width, int image_height, float out[3]) {
+    if (!landmarks || !out || image_width <= 0 || image_height <= 0 || !finite_landmarks(landmarks, 68))
+        return fail(CVIS_ERR_ARGUMENT, "bad head pose arguments");
+    return guarded([&]() -> cvis_status {
+        std::vector<cv::Point3d> object(std::begin(pose_model), std::end(pose_model));
+        std::vector<cv::Point2d> points;
+        for (int i : pose_indices) points.emplace_back(landmarks[2 * i], landmarks[2 * i + 1]);
+        const double f = image_width;
+        const cv::Matx33d camera(f, 0, image_width / 2.0, 0, f, image_height / 2.0, 0, 0, 1);
+        // Start from a frontal face at the distance the eye-corner span implies: avoids the
+        // mirrored (behind-the-camera) solution.
+        const double span = cv::norm(points[3] - points[2]);
+        if (!(span > 1e-3)) return fail(CVIS_ERR_ARGUMENT, "landmarks are degenerate");
+        const double z = f * (pose_model[3].x - pose_model[2].x) / span;
+        cv::Mat rvec = cv::Mat::zeros(3, 1, CV_64F);
+        cv::Mat tvec = (cv::Mat_<double>(3, 1) << (points[0].x - image_width / 2.0) * z / f,
+                        (points[0].y - image_height / 2.0) * z / f, z);
+        if (!cv::solvePnP(object, points, camera, cv::noArray(), rvec, tvec, true, cv::SOLVEPNP_ITERATIVE))
+            return fail(CVIS_ERR_INTERNAL, "solvePnP failed");
+        cv::Matx33d rotation, r, q;
+        cv::Rodrigues(rvec, rotation);
+        // Euler angles (degrees) about the camera x, y, z axes; rotation ≈ identity when frontal.
+        const cv::Vec3d euler = cv::RQDecomp3x3(rotation, r, q);
+        auto wrap = [](double a) { return std::remainder(a, 360.0); };
+        // Camera y points down: a positive turn about it moves the nose to image left, and a
+        // positive turn about x moves it down; about z (into the image) it is clockwise.
+        out[0] = float(wrap(-euler[1]));
+        out[1] = float(wrap(-euler[0] - pitch_offset));
+        out[2] = float(wrap(euler[2]));
+        return CVIS_OK;
+    });
+}
+
+cvis_status cvis_face_measure(cvis_image_view image, cvis_face_box box, cvis_face_measures *out) {
+    if (!out || !valid_view(image) || !finite_box(box)) return fail(CVIS_ERR_ARGUMENT, "bad face measure arguments");
+    return guarded([&]() -> cvis_status {
+        const cv::Mat mat = view_mat(image);
+        const cv::Rect area = cv::Rect(int(std::floor(box.x)), int(std::floor(box.y)), int(std::ceil(box.width)),
+                                       int(std::ceil(box.height))) &
+                              cv::Rect(0, 0, mat.cols, mat.rows);
+        if (area.width < 2 || area.height < 2) return fail(CVIS_ERR_ARGUMENT, "face box is outside the image");
+        cv::Mat grey;
+        if (mat.channels() == 3) cv::cvtColor(mat(area), grey, cv::COLOR_BGR2GRAY);
+        else grey = mat(area);
+        cv::Scalar mean, stddev;
+        cv::meanStdDev(grey, mean, stddev);
+        const int width = 128;
+        const int height = std::max(1, int(std::lround(double(width) * area.height / area.width)));
+        cv::Mat resized, laplacian;
+        cv::resize(grey, resized, cv::Size(width, height), 0, 0, width < area.width ? cv::INTER_AREA : cv::INTER_LINEAR);
+        cv::Laplacian(resized, laplacian, CV_32F);
+        cv::Scalar lmean, lstddev;
+        cv::meanStdDev(laplacian, lmean, lstddev);
+        out->brightness = float(mean[0]);
+        out->contrast = float(stddev[0]);
+        out->sharpness = float(lstddev[0] * lstddev[0]);
+        return CVIS_OK;
+    });
+}
+
+cvis_status cvis_face_embed(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,
+                            float out[128]) {
+    const bool five = engine && engine->models->shape5.num_parts() == 5;
+    return cvis::face_embed_with(engine, image, landmarks, flip,
+                                 five ? cvis::ChipAlignment::shape5 : cvis::ChipAlignment::landmarks68, out);
+}
+
+cvis_status cvis_face_draw(uint8_t *bgr, int width, int height, cvis_face_box box, const float *landmarks) {
+    if (!bgr || width <= 0 || height <= 0 || width > 16384 || height > 16384 || !finite_box(box))
+        return fail(CVIS_ERR_ARGUMENT, "bad face drawing arguments");
+    if (landmarks && !finite_landmarks(landmarks, 68)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
+    return guarded([&]() -> cvis_status {
+        cv::Mat mat(height, width, CV_8UC3, bgr);
+        const int thickness = std::max(1, int(std::lround(std::min(width, height) / 240.0)));
+        const cv::Point2f tl(box.x, box.y), br(box.x + box.width, box.y + box.height);
+        cv::rectangle(mat, cv::Point(cvRound(tl.x), cvRound(tl.y)), cv::Point(cvRound(br.x), cvRound(br.y)),
+                      cv::Scalar(0, 255, 0), thickness, cv::LINE_AA);
+        if (landmarks)
+            for (int i = 0; i < 68; ++i)
+                cv::circle(mat, cv::Point(cvRound(landmarks[2 * i]), cvRound(landmarks[2 * i + 1])), thickness,
+                           cv::Scalar(0, 200, 255), cv::FILLED, cv::LINE_AA);
+        return CVIS_OK;
+    });
+}
+
+} // extern "C"

@@ -1,0 +1,60 @@
+// Internal pieces of the face pipeline shared between face.cpp and face_embed.cpp (not C API).
+#ifndef CVISION_FACE_INTERNAL_HPP
+#define CVISION_FACE_INTERNAL_HPP
+
+#include "cvision_face.h"
+
+#include <memory>
+#include <string>
+
+#include <opencv2/core.hpp>
+
+namespace cvis {
+
+/// dlib's ResNet face recogniser weights (read-only once loaded; defined in face_embed.cpp).
+struct FaceNetWeights;
+std::shared_ptr<const FaceNetWeights> load_face_net(const std::string &path);
+
+/// One thread's copy of the recognition network (dlib nets keep per-call state).
+class FaceNet {
+  public:
+    explicit FaceNet(const FaceNetWeights &weights);
+    ~FaceNet();
+    FaceNet(const FaceNet &) = delete;
+    FaceNet &operator=(const FaceNet &) = delete;
+
+    /// Aligns the face to dlib's 150x150 chip (0.25 padding) from `count` points (68 iBUG
+    /// landmarks, or the 5 points of dlib's 5-point model: outer/inner corner of the image-right
+    /// eye, outer/inner corner of the image-left eye, bottom of the nose), embeds it and, when
+    /// `flip`, also the mirrored chip (descriptors averaged). `out` is L2-normalised.
+    /// `image` is CV_8UC3 (BGR) or CV_8UC1.
+    void embed(const cv::Mat &image, const float *points, int count, bool flip, float out[128]);
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// Chip alignments (cvis_face_embed uses shape5 when the 5-point model is loaded, else landmarks68).
+enum class ChipAlignment {
+    landmarks68 = 0, ///< dlib's 68-point mean-face points (17-67 without brows and lower lip)
+    eyesNose5 = 1,   ///< the 5-point model's points taken from the 68 (45, 42, 36, 39, 33)
+    shape5 = 2,      ///< dlib's 5-point predictor, run on the box of the engine's last
+                     ///< cvis_face_landmarks call when these are its landmarks, else on a box
+                     ///< derived from the landmarks
+};
+
+/// cvis_face_embed with an explicit alignment (for evaluation).
+cvis_status face_embed_with(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,
+                            ChipAlignment alignment, float out[128]);
+
+/// The box (left, top, right, bottom, inclusive) given to the landmark predictor for `box`.
+void predictor_rect(const cvis_face_engine *engine, const cvis_face_box &box, long out[4]);
+
+/// Embeds from arbitrary 5 or 68 alignment points (for evaluation).
+cvis_status face_embed_points(cvis_face_engine *engine, cvis_image_view image, const float *points, int count,
+                              int flip, float out[128]);
+
+} // namespace cvis
+
+#endif

@@ -1,0 +1,50 @@
+// Replay cue: a face shown on a screen or a print sits inside straight borders.
+#include "cvision_spoof.h"
+#include "internal.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include <opencv2/imgproc.hpp>
+
+extern "C" int cvis_face_border_sides(cvis_image_view image, cvis_face_box box) {
+    if (!image.pixels || image.width <= 0 || image.height <= 0 || (image.channels != 1 && image.channels != 3)) return -1;
+    int mask = 0;
+    cvis_status status = cvis::guarded([&]() -> cvis_status {
+        cv::Mat src(image.height, image.width, image.channels == 1 ? CV_8UC1 : CV_8UC3, const_cast<uint8_t *>(image.pixels));
+        cv::Mat grey;
+        if (image.channels == 3) cv::cvtColor(src, grey, cv::COLOR_BGR2GRAY);
+        else grey = src;
+        // Work at <= 480 px on the long side: the cue is about long lines, not detail.
+        double scale = std::min(1.0, 480.0 / std::max(image.width, image.height));
+        if (scale < 1.0) cv::resize(grey, grey, cv::Size(), scale, scale, cv::INTER_AREA);
+        cv::Mat edges;
+        cv::GaussianBlur(grey, grey, cv::Size(3, 3), 0);
+        cv::Canny(grey, edges, 40, 120);
+        const double bx = box.x * scale, by = box.y * scale, bw = box.width * scale, bh = box.height * scale;
+        std::vector<cv::Vec4i> lines;
+        int minLength = int(std::max(20.0, 0.6 * std::min(bw, bh)));
+        cv::HoughLinesP(edges, lines, 1, CV_PI / 180, 50, minLength, 6);
+        for (const auto &l : lines) {
+            double dx = l[2] - l[0], dy = l[3] - l[1];
+            double length = std::hypot(dx, dy);
+            if (std::abs(dx) < 0.12 * std::abs(dy)) {  // vertical
+                double x = (l[0] + l[2]) / 2.0;
+                double y0 = std::min(l[1], l[3]), y1 = std::max(l[1], l[3]);
+                double overlap = std::min(y1, by + bh) - std::max(y0, by);
+                if (length < 0.6 * bh || overlap < 0.3 * bh) continue;
+                if (x < bx - 0.08 * bw) mask |= CVIS_BORDER_LEFT;
+                else if (x > bx + bw * 1.08) mask |= CVIS_BORDER_RIGHT;
+            } else if (std::abs(dy) < 0.12 * std::abs(dx)) {  // horizontal
+                double y = (l[1] + l[3]) / 2.0;
+                double x0 = std::min(l[0], l[2]), x1 = std::max(l[0], l[2]);
+                double overlap = std::min(x1, bx + bw) - std::max(x0, bx);
+                if (length < 0.6 * bw || overlap < 0.3 * bw) continue;
+                if (y < by - 0.08 * bh) mask |= CVIS_BORDER_TOP;
+                else if (y > by + bh * 1.08) mask |= CVIS_BORDER_BOTTOM;
+            }
+        }
+        return CVIS_OK;
+    });
+    return status == CVIS_OK ? mask : -1;
+}

@@ -1,0 +1,161 @@
+import BiometricCamera
+import BiometricFace
+import BiometricProtocol
+import BiometricStore
+import CVision
+import Foundation
+
+/// Face enrol / verify / identify over a camera session, and template management (SPEC §4).
+extension Daemon {
+    func registerFaceMethods(_ table: inout MethodTable) {
+        table.register(Method.faceEnroll) { [self] (context, p: FaceEnrollParams) in
+            try policy.requireSelfOrAdmin(context.peer, user: p.user, "enrol")
+            return try await faceEnroll(p, context)
+        }
+        table.register(Method.faceVerify) { [self] (context, p: FaceVerifyParams) in
+            try policy.requireSelfOrAdmin(context.peer, user: p.user, "verify")
+            return try await faceVerify(p, context)
+        }
+        table.register(Method.faceIdentify) { [self] (context, p: FaceIdentifyParams) in
+            try policy.requireAdminOrLogin(context.peer, "face.identify")
+            return try await faceIdentify(p, context)
+        }
+        table.register(Method.faceList) { [self] (context, p: FaceListParams) in
+            if let user = p.user {
+                try policy.requireSelfOrAdmin(context.peer, user: user, "list the faces of")
+            } else {
+                try policy.requireAdmin(context.peer, "face.list of every user")
+            }
+            let infos = try store.templates(user: p.user, modality: .face)
+            return FaceListResult(templates: infos.map {
+                FaceTemplateInfo(id: $0.id, user: $0.user, created: $0.created, quality: Int($0.quality),
+                                 pose: Self.metaValue($0.meta, "pose") ?? "front")
+            })
+        }
+        table.register(Method.faceRemove) { [self] (context, p: FaceRemoveParams) in
+            try policy.requireSelfOrAdmin(context.peer, user: p.user, "remove the faces of")
+            guard try store.user(named: p.user) != nil else {
+                throw RPCError.app(.notFound, "user '\(p.user)' is not enrolled", details: ["user": .string(p.user)])
+            }
+            let n = try store.removeTemplates(user: p.user, modality: .face, id: p.templateID)
+            face.invalidateGallery()
+            return RemovedResult(removed: n)
+        }
+        table.register(Method.faceAdd) { [self] (context, p: FaceAddParams) in
+            try policy.requireAdmin(context.peer, "face.add")
+            let template = try Self.decodeTemplate(p.template, field: "template")
+            let info = try store.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
+                                             meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: template.data)
+            face.invalidateGallery()
+            return TemplateIDs(templates: [info.id])
+        }
+        table.register(Method.faceExport) { [self] (context, p: UserParams) in
+            try policy.requireAdmin(context.peer, "face.export")
+            guard try store.user(named: p.user) != nil else {
+                throw RPCError.app(.notFound, "user '\(p.user)' is not enrolled", details: ["user": .string(p.user)])
+            }
+            let items = try store.payloads(user: p.user, modality: .face).map {
+                FaceExportResult.Item(id: $0.0.id, template: $0.1.base64EncodedString(), quality: Int($0.0.quality))
+            }
+            return FaceExportResult(user: p.user, faces: items)
+        }
+        table.register(Method.faceSet) { [self] (context, p: FaceSetParams) in
+            try policy.requireAdmin(context.peer, "face.set")
+            // Decode every template first: a bad one changes nothing.
+            let templates = try p.faces.enumerated().map { try Self.decodeTemplate($1, field: "faces[\($0)]") }
+            if try store.user(named: p.user) != nil {
+                _ = try store.removeTemplates(user: p.user, modality: .face, id: nil)
+            }
+            var ids: [String] = []
+            for t in templates {
+                ids.append(try store.addTemplate(user: p.user, modality: .face, quality: Double(t.quality),
+                                                 meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: t.data).id)
+            }
+            face.invalidateGallery()
+            return TemplateIDs(templates: ids)
+        }
+        table.register(Method.faceReset) { [self] (context, _: NoParams) in
+            try policy.requireAdmin(context.peer, "face.reset")
+            var removed = 0
+            for user in try store.listUsers() where user.faceTemplates > 0 {
+                removed += try store.removeTemplates(user: user.name, modality: .face, id: nil)
+            }
+            face.invalidateGallery()
+            logger.notice("face.reset by uid \(context.peer.uid): \(removed) templates removed")
+            return RemovedResult(removed: removed)
+        }
+        table.register(Method.faceExtract) { [self] (context, p: FaceExtractParams) in
+            try policy.requireAdmin(context.peer, "face.extract")
+            let pipeline = try await face.pipeline()
+            return try await Self.extract(p.image, field: "image", pipeline: pipeline)
+        }
+        table.register(Method.faceMatch) { [self] (context, p: FaceMatchParams) in
+            try policy.requireAdmin(context.peer, "face.match")
+            let threshold = p.matchingThreshold ?? 48
+            let probe = try await templateOrImage(p.probe, field: "probe")
+            let reference = try await templateOrImage(p.reference, field: "reference")
+            let score = face.score(probe, against: [reference])
+            return MatchResult(score: score, match: score >= threshold, threshold: threshold)
+        }
+    }
+
+    // MARK: Helpers
+
+    static func metaValue(_ json: String, _ key: String) -> String? {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)) else { return nil }
+        return value[key]?.stringValue
+    }
+
+    static func decodeTemplate(_ base64: String, field: String) throws -> FaceTemplate {
+        guard let data = Data(base64Encoded: base64) else {
+            throw RPCError.invalidParams(field: field, "'\(field)' is not base64")
+        }
+        do {
+            return try FaceTemplate(data: data)
+        } catch {
+            throw RPCError.invalidParams(field: field, "'\(field)': \(error.description)")
+        }
+    }
+
+    /// A template, or the face found in an image.
+    func templateOrImage(_ base64: String, field: String) async throws -> FaceTemplate {
+        guard let data = Data(base64Encoded: base64) else {
+            throw RPCError.invalidParams(field: field, "'\(field)' is not base64")
+        }
+        if data.starts(with: FaceTemplate.magic) { return try Self.decodeTemplate(base64, field: field) }
+        let result = try await Self.extract(base64, field: field, pipeline: try await face.pipeline())
+        return try Self.decodeTemplate(result.template, field: field)
+    }
+
+    /// Decodes an uploaded image and extracts its (largest) face.
+    static func extract(_ base64: String, field: String, pipeline: FacePipeline) async throws -> FaceExtractResult {
+        guard let data = Data(base64Encoded: base64), !data.isEmpty else {
+            throw RPCError.invalidParams(field: field, "'\(field)' must be a base64 JPEG, PNG or PGM image")
+        }
+        var status = CVIS_OK
+        let decoded = data.withUnsafeBytes { cvis_image_decode($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, 40_000_000, &status) }
+        guard let decoded else {
+            throw RPCError.invalidParams(field: field, "'\(field)' does not decode: \(String(cString: cvis_last_error()))")
+        }
+        let width = Int(cvis_image_width(decoded)), height = Int(cvis_image_height(decoded))
+        let pool = PixelBufferPool(limit: 0)
+        let grey = pool.buffer(count: width * height)
+        let bgr = cvis_image_channels(decoded) == 3 ? pool.buffer(count: width * height * 3) : nil
+        _ = cvis_image_copy(decoded, grey.pointer, bgr?.pointer)
+        cvis_image_free(decoded)
+        let frame = Frame(width: width, height: height, grey: grey, bgr: bgr, timestampNs: monotonicNanoseconds(),
+                          sequence: 1, isInfrared: bgr == nil)
+        let observation = try await pipeline.analyze(frame, tracker: FaceTracker())
+        guard let box = observation.box, let landmarks = observation.landmarks, let pose = observation.pose else {
+            throw RPCError.app(.badQuality, "no face found in the image", hint: "use a photo with one clear, frontal face",
+                               details: ["feedback": ["no_face"]])
+        }
+        let template = try await pipeline.template(of: frame, observation)
+        return FaceExtractResult(
+            template: template.data.base64EncodedString(),
+            box: FaceBoxWire(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height)),
+            landmarks: landmarks.flat.map { (Double($0) * 10).rounded() / 10 },
+            yaw: (pose.yaw * 10).rounded() / 10, pitch: (pose.pitch * 10).rounded() / 10, roll: (pose.roll * 10).rounded() / 10,
+            quality: observation.qualityScore, feedback: observation.feedback)
+    }
+}

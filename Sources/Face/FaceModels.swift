@@ -1,0 +1,133 @@
+import CVision
+import Foundation
+import Synchronization
+
+/// Why the face pipeline cannot run.
+public enum FaceError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A model file is missing or does not load: not_initialized (1008).
+    case modelMissing(String)
+    /// The native pipeline failed on an image.
+    case native(String)
+    /// An uploaded image does not decode.
+    case badImage(String)
+
+    public var description: String {
+        switch self {
+        case .modelMissing(let m): m
+        case .native(let m): "face pipeline: \(m)"
+        case .badImage(let m): m
+        }
+    }
+}
+
+/// Loaded face models (shared, read-only) and a pool of per-thread engines over them.
+public final class FaceModels: @unchecked Sendable {
+    // The native models are read-only after loading; engines are handed out one per job.
+    private let models: OpaquePointer
+    private let idle = Mutex<[UInt]>([])  // idle engines, as addresses
+    public let usesYuNet: Bool
+
+    /// Loads from explicit paths; `yunet` nil selects the HOG detector.
+    public init(shape68: String, resnet: String, yunet: String?) throws(FaceError) {
+        var status = CVIS_OK
+        guard let m = cvis_face_models_load(yunet, shape68, resnet, &status) else {
+            throw .modelMissing("face models do not load: \(String(cString: cvis_last_error()))")
+        }
+        models = m
+        usesYuNet = cvis_face_models_has_yunet(m) != 0
+    }
+
+    deinit {
+        idle.withLock { list in list.forEach { cvis_face_engine_free(OpaquePointer(bitPattern: $0)) } }
+        cvis_face_models_free(models)
+    }
+
+    /// Runs `body` with an engine no other thread is using.
+    public func withEngine<T>(_ body: (FaceEngine) throws -> T) throws -> T {
+        let reused = idle.withLock { $0.popLast() }
+        let pointer: OpaquePointer
+        if let reused {
+            pointer = OpaquePointer(bitPattern: reused)!
+        } else {
+            var status = CVIS_OK
+            guard let p = cvis_face_engine_create(models, &status) else {
+                throw FaceError.native(String(cString: cvis_last_error()))
+            }
+            pointer = p
+        }
+        defer { idle.withLock { $0.append(UInt(bitPattern: pointer)) } }
+        return try body(FaceEngine(pointer: pointer))
+    }
+}
+
+/// One engine (not thread-safe): the calls of the native pipeline.
+public struct FaceEngine {
+    let pointer: OpaquePointer
+
+    public struct Detection: Sendable, Equatable {
+        public var box: FaceBox
+        public var score: Double
+    }
+
+    static func view(_ pixels: UnsafePointer<UInt8>, _ width: Int, _ height: Int, _ channels: Int) -> cvis_image_view {
+        cvis_image_view(pixels: pixels, width: Int32(width), height: Int32(height), channels: Int32(channels))
+    }
+
+    public func detect(_ image: ImageRef, minSize: Int = 0, maxFaces: Int = 4) throws(FaceError) -> [Detection] {
+        var boxes = [cvis_face_box](repeating: cvis_face_box(), count: maxFaces)
+        var status = CVIS_OK
+        let n = cvis_face_detect(pointer, image.view, Int32(minSize), &boxes, Int32(maxFaces), &status)
+        guard n >= 0 else { throw .native(String(cString: cvis_last_error())) }
+        return boxes.prefix(Int(n)).map {
+            Detection(box: FaceBox(x: Double($0.x), y: Double($0.y), width: Double($0.width), height: Double($0.height)),
+                      score: Double($0.score))
+        }
+    }
+
+    public func landmarks(_ image: ImageRef, box: FaceBox) throws(FaceError) -> Landmarks {
+        var out = [Float](repeating: 0, count: 136)
+        let b = cvis_face_box(x: Float(box.x), y: Float(box.y), width: Float(box.width), height: Float(box.height), score: 1)
+        guard cvis_face_landmarks(pointer, image.view, b, &out) == CVIS_OK else {
+            throw .native(String(cString: cvis_last_error()))
+        }
+        return Landmarks(flat: out)
+    }
+
+    public static func pose(_ landmarks: Landmarks, width: Int, height: Int) -> HeadPose {
+        var out = [Float](repeating: 0, count: 3)
+        guard cvis_face_pose(landmarks.flat, Int32(width), Int32(height), &out) == CVIS_OK else { return .frontal }
+        return HeadPose(yaw: Double(out[0]), pitch: Double(out[1]), roll: Double(out[2]))
+    }
+
+    public static func measure(_ image: ImageRef, box: FaceBox) -> FaceQuality.Measures {
+        var m = cvis_face_measures()
+        let b = cvis_face_box(x: Float(box.x), y: Float(box.y), width: Float(box.width), height: Float(box.height), score: 1)
+        _ = cvis_face_measure(image.view, b, &m)
+        return .init(brightness: Double(m.brightness), contrast: Double(m.contrast), sharpness: Double(m.sharpness))
+    }
+
+    public func embed(_ image: ImageRef, landmarks: Landmarks, flip: Bool = true) throws(FaceError) -> [Float] {
+        var out = [Float](repeating: 0, count: 128)
+        guard cvis_face_embed(pointer, image.view, landmarks.flat, flip ? 1 : 0, &out) == CVIS_OK else {
+            throw .native(String(cString: cvis_last_error()))
+        }
+        return out
+    }
+}
+
+/// Borrowed pixels: BGR (3 channels) or grey (1), packed rows. Valid while its owner lives.
+public struct ImageRef {
+    public let pixels: UnsafePointer<UInt8>
+    public let width: Int
+    public let height: Int
+    public let channels: Int
+
+    public init(pixels: UnsafePointer<UInt8>, width: Int, height: Int, channels: Int) {
+        self.pixels = pixels
+        self.width = width
+        self.height = height
+        self.channels = channels
+    }
+
+    var view: cvis_image_view { FaceEngine.view(pixels, width, height, channels) }
+}

@@ -1,0 +1,189 @@
+import BiometricCamera
+import Dispatch
+import Foundation
+
+/// What the pipeline saw in one frame.
+public struct FaceObservation: Sendable {
+    public var frameWidth: Int
+    public var frameHeight: Int
+    public var timestampNs: UInt64
+    /// Faces in the frame (as of the last full detection).
+    public var faceCount: Int
+    public var box: FaceBox?
+    public var landmarks: Landmarks?
+    public var pose: HeadPose?
+    public var measures: FaceQuality.Measures?
+    public var quality: FaceQuality?
+    /// Whether this frame ran the detector (false: tracked from the last frame's landmarks).
+    public var detected: Bool
+    /// Straight borders around the face (ReplayCue), when the session asked for them.
+    public var borderMask: Int?
+
+    /// SPEC §5 feedback for this frame.
+    public var feedback: [String] {
+        if faceCount == 0 || box == nil { return ["no_face"] }
+        var f = quality?.feedback ?? []
+        if faceCount > 1 { f.insert("multiple_faces", at: 0) }
+        return f
+    }
+
+    public var qualityScore: Int { quality?.score ?? 0 }
+}
+
+/// Per-session tracking state: after a detection, the face is followed from its landmarks, so
+/// most frames skip the detector (re-detected every `redetectEvery` frames or when lost).
+public final class FaceTracker: @unchecked Sendable {
+    // Used by one session, one frame at a time.
+    var last: Landmarks?
+    /// The box landmarks are fitted in; moved only when the face moves, so a still face gets the
+    /// very same fit every frame (fit noise must not look like a blink).
+    var box: FaceBox?
+    /// The landmarks the box was anchored on.
+    var anchor: Landmarks?
+    var faceCount = 0
+    var sinceDetection = 0
+    public let redetectEvery: Int
+    public var target: FaceQuality.PoseTarget = .front
+    /// Also measure the replay cue (liveness sessions).
+    public var measureBorders = false
+
+    public init(redetectEvery: Int = 8) { self.redetectEvery = redetectEvery }
+}
+
+/// The face pipeline on the analysis pool: a concurrent Dispatch queue whose width is bounded
+/// by a semaphore (analysis_threads), each job with its own native engine.
+public final class FacePipeline: Sendable {
+    public let models: FaceModels
+    private let queue: DispatchQueue
+    private let slots: DispatchSemaphore
+
+    public init(models: FaceModels, threads: Int) {
+        self.models = models
+        queue = DispatchQueue(label: "biometricd.analysis", qos: .userInitiated, attributes: .concurrent)
+        slots = DispatchSemaphore(value: max(1, threads))
+    }
+
+    /// Runs `work` on the pool with an engine.
+    func run<T: Sendable>(_ work: @escaping @Sendable (FaceEngine) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { [models, slots] in
+                slots.wait()
+                defer { slots.signal() }
+                continuation.resume(with: Result { try models.withEngine(work) })
+            }
+        }
+    }
+
+    /// Detects (or tracks), fits landmarks, estimates pose and quality.
+    public func analyze(_ frame: Frame, tracker: FaceTracker) async throws -> FaceObservation {
+        try await run { engine in
+            try Self.analyze(frame, tracker: tracker, engine: engine)
+        }
+    }
+
+    static func image(of frame: Frame) -> ImageRef {
+        ImageRef(pixels: UnsafePointer((frame.bgr ?? frame.grey).pointer), width: frame.width, height: frame.height,
+                 channels: frame.bgr == nil ? 1 : 3)
+    }
+
+    public static func analyze(_ frame: Frame, tracker: FaceTracker, engine: FaceEngine) throws -> FaceObservation {
+        let image = image(of: frame)
+        var observation = FaceObservation(frameWidth: frame.width, frameHeight: frame.height,
+                                          timestampNs: frame.timestampNs, faceCount: 0, detected: false)
+        var landmarks: Landmarks?
+        var box: FaceBox?
+        let redetect = tracker.sinceDetection >= tracker.redetectEvery || tracker.last == nil
+        if redetect {
+            let detections = try engine.detect(image, minSize: max(24, min(frame.width, frame.height) / 12))
+            tracker.faceCount = detections.count
+            tracker.sinceDetection = 0
+            observation.detected = true
+            // Keep following the same face when the detector agrees with the tracked box.
+            if let tracked = tracker.box, detections.contains(where: { overlap($0.box, tracked) > 0.3 }) {
+                box = tracked
+            } else if let best = detections.first {
+                box = best.box
+                tracker.box = nil
+                tracker.last = nil
+            } else {
+                tracker.box = nil
+                tracker.last = nil
+            }
+        } else {
+            box = tracker.box
+            tracker.sinceDetection += 1
+        }
+        if let fitBox = box {
+            let fitted = try engine.landmarks(image, box: fitBox)
+            if let last = tracker.last, !plausible(fitted, previous: last, width: frame.width, height: frame.height) {
+                // Lost: detect again on the next frame.
+                tracker.sinceDetection = tracker.redetectEvery
+                tracker.box = nil
+                box = nil
+            } else {
+                landmarks = fitted
+                if tracker.box == nil || moved(fitted, from: tracker.anchor) {
+                    // Re-anchor the box on the face as the landmarks see it.
+                    tracker.box = boundingBox(of: fitted, margin: 0.1)
+                    tracker.anchor = fitted
+                }
+                box = tracker.box
+            }
+        }
+        tracker.last = landmarks
+        observation.faceCount = landmarks == nil ? 0 : max(tracker.faceCount, 1)
+        guard let landmarks, let box else { return observation }
+        let pose = FaceEngine.pose(landmarks, width: frame.width, height: frame.height)
+        let measures = FaceEngine.measure(image, box: box)
+        observation.box = box
+        observation.landmarks = landmarks
+        observation.pose = pose
+        observation.measures = measures
+        observation.quality = FaceQuality.assess(box: box, pose: pose, measures: measures, frameWidth: frame.width,
+                                                 frameHeight: frame.height, target: tracker.target)
+        if tracker.measureBorders { observation.borderMask = ReplayCue.borderSides(image, box: box) }
+        return observation
+    }
+
+    /// The embedding of an analysed frame's face, as a template.
+    public func template(of frame: Frame, _ observation: FaceObservation) async throws -> FaceTemplate {
+        guard let landmarks = observation.landmarks else { throw FaceError.native("no face to embed") }
+        let quality = observation.qualityScore
+        return try await run { engine in
+            FaceTemplate(embedding: try engine.embed(Self.image(of: frame), landmarks: landmarks), quality: quality)
+        }
+    }
+
+    /// Intersection over union of two boxes.
+    static func overlap(_ a: FaceBox, _ b: FaceBox) -> Double {
+        let x0 = max(a.x, b.x), y0 = max(a.y, b.y)
+        let x1 = min(a.x + a.width, b.x + b.width), y1 = min(a.y + a.height, b.y + b.height)
+        let inter = max(0, x1 - x0) * max(0, y1 - y0)
+        let union = a.width * a.height + b.width * b.height - inter
+        return union > 0 ? inter / union : 0
+    }
+
+    /// Whether the face moved or changed size enough to re-anchor the fitting box.
+    static func moved(_ fitted: Landmarks, from previous: Landmarks?) -> Bool {
+        guard let previous else { return true }
+        let scale = max(previous.interocular, 1)
+        let shift = distance(fitted.points[30], previous.points[30]) / scale
+        return shift > 0.08 || abs(fitted.interocular / scale - 1) > 0.06
+    }
+
+    static func boundingBox(of landmarks: Landmarks, margin: Double) -> FaceBox {
+        let xs = landmarks.points.map(\.x), ys = landmarks.points.map(\.y)
+        let (x0, x1, y0, y1) = (xs.min()!, xs.max()!, ys.min()!, ys.max()!)
+        let mx = (x1 - x0) * margin, my = (y1 - y0) * margin
+        return FaceBox(x: x0 - mx, y: y0 - my, width: x1 - x0 + 2 * mx, height: y1 - y0 + 2 * my)
+    }
+
+    /// A tracked fit is kept only if the face kept its size and stayed in the frame.
+    static func plausible(_ fitted: Landmarks, previous: Landmarks, width: Int, height: Int) -> Bool {
+        let ratio = fitted.interocular / max(previous.interocular, 1)
+        guard ratio > 0.8, ratio < 1.25, fitted.interocular > 8 else { return false }
+        let shift = distance(fitted.points[30], previous.points[30]) / max(previous.interocular, 1)
+        guard shift < 0.5 else { return false }
+        return fitted.points.allSatisfy { $0.x >= 0 && $0.y >= 0 && $0.x < Double(width) && $0.y < Double(height) }
+    }
+}

@@ -1,0 +1,415 @@
+/// Params and results of the face methods (SPEC §4), with their defaults and ranges.
+
+extension Method {
+    public static let faceEnroll = "face.enroll"
+    public static let faceVerify = "face.verify"
+    public static let faceIdentify = "face.identify"
+    public static let faceList = "face.list"
+    public static let faceRemove = "face.remove"
+    public static let faceAdd = "face.add"
+    public static let faceExport = "face.export"
+    public static let faceSet = "face.set"
+    public static let faceReset = "face.reset"
+    public static let faceExtract = "face.extract"
+    public static let faceMatch = "face.match"
+}
+
+public struct FaceEnrollParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "camera", "mode", "frames", "countdown_s", "quality_threshold", "timeout_ms"]
+    public var user: String
+    public var camera: String?
+    /// simple | full (front, left, right, up, down) [simple]
+    public var mode: String?
+    /// [4] 1–10
+    public var frames: Int?
+    /// [5] 0–30
+    public var countdownS: Int?
+    /// [48] 0–100
+    public var qualityThreshold: Int?
+    /// [30000] 1000–300000
+    public var timeoutMs: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case user, camera, mode, frames
+        case countdownS = "countdown_s"
+        case qualityThreshold = "quality_threshold"
+        case timeoutMs = "timeout_ms"
+    }
+
+    public init(user: String, camera: String? = nil, mode: String? = nil, frames: Int? = nil, countdownS: Int? = nil,
+                qualityThreshold: Int? = nil, timeoutMs: Int? = nil) {
+        self.user = user
+        self.camera = camera
+        self.mode = mode
+        self.frames = frames
+        self.countdownS = countdownS
+        self.qualityThreshold = qualityThreshold
+        self.timeoutMs = timeoutMs
+    }
+
+    public func validate() throws(RPCError) {
+        try UserName.validate(user)
+        try Check.oneOf(mode, ["simple", "full"], field: "mode")
+        try Check.range(frames, 1...10, field: "frames")
+        try Check.range(countdownS, 0...30, field: "countdown_s")
+        try Check.range(qualityThreshold, 0...100, field: "quality_threshold")
+        try Check.range(timeoutMs, 1000...300_000, field: "timeout_ms")
+    }
+}
+
+public struct FaceEnrollResult: Codable, Sendable {
+    public var templates: [String]
+    public var framesUsed: Int
+    enum CodingKeys: String, CodingKey {
+        case templates
+        case framesUsed = "frames_used"
+    }
+    public init(templates: [String], framesUsed: Int) {
+        self.templates = templates
+        self.framesUsed = framesUsed
+    }
+}
+
+public struct FaceVerifyParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "camera", "mode", "matching_threshold", "quality_threshold",
+                                             "liveness_threshold", "blink_timeout_ms", "timeout_ms"]
+    public var user: String
+    public var camera: String?
+    /// image | liveness [liveness]
+    public var mode: String?
+    /// [48] 0–72
+    public var matchingThreshold: Double?
+    /// [48] 0–100
+    public var qualityThreshold: Int?
+    /// [50] 0–100
+    public var livenessThreshold: Int?
+    /// [5000] 0–30000
+    public var blinkTimeoutMs: Int?
+    /// [30000] 1000–300000
+    public var timeoutMs: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case user, camera, mode
+        case matchingThreshold = "matching_threshold"
+        case qualityThreshold = "quality_threshold"
+        case livenessThreshold = "liveness_threshold"
+        case blinkTimeoutMs = "blink_timeout_ms"
+        case timeoutMs = "timeout_ms"
+    }
+
+    public init(user: String, camera: String? = nil, mode: String? = nil, matchingThreshold: Double? = nil,
+                qualityThreshold: Int? = nil, livenessThreshold: Int? = nil, blinkTimeoutMs: Int? = nil, timeoutMs: Int? = nil) {
+        self.user = user
+        self.camera = camera
+        self.mode = mode
+        self.matchingThreshold = matchingThreshold
+        self.qualityThreshold = qualityThreshold
+        self.livenessThreshold = livenessThreshold
+        self.blinkTimeoutMs = blinkTimeoutMs
+        self.timeoutMs = timeoutMs
+    }
+
+    public func validate() throws(RPCError) {
+        try UserName.validate(user)
+        try FaceCaptureSettings.check(mode: mode, matching: matchingThreshold, quality: qualityThreshold,
+                                      liveness: livenessThreshold, blink: blinkTimeoutMs, timeout: timeoutMs)
+    }
+}
+
+enum FaceCaptureSettings {
+    static func check(mode: String?, matching: Double?, quality: Int?, liveness: Int?, blink: Int?, timeout: Int?) throws(RPCError) {
+        try Check.oneOf(mode, ["image", "liveness"], field: "mode")
+        try Check.range(matching, 0...72, field: "matching_threshold")
+        try Check.range(quality, 0...100, field: "quality_threshold")
+        try Check.range(liveness, 0...100, field: "liveness_threshold")
+        try Check.range(blink, 0...30000, field: "blink_timeout_ms")
+        try Check.range(timeout, 1000...300_000, field: "timeout_ms")
+    }
+}
+
+public struct FaceVerifyResult: Codable, Sendable {
+    public var match: Bool
+    public var score: Double
+    public var threshold: Double
+    /// live | spoof | not_checked
+    public var liveness: String
+    public var livenessScore: Int
+    public var spoofAttempt: Bool
+    public var durationMs: Int
+
+    enum CodingKeys: String, CodingKey {
+        case match, score, threshold, liveness
+        case livenessScore = "liveness_score"
+        case spoofAttempt = "spoof_attempt"
+        case durationMs = "duration_ms"
+    }
+
+    public init(match: Bool, score: Double, threshold: Double, liveness: String, livenessScore: Int, spoofAttempt: Bool,
+                durationMs: Int) {
+        self.match = match
+        self.score = score
+        self.threshold = threshold
+        self.liveness = liveness
+        self.livenessScore = livenessScore
+        self.spoofAttempt = spoofAttempt
+        self.durationMs = durationMs
+    }
+}
+
+public struct FaceIdentifyParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["camera", "mode", "matching_threshold", "quality_threshold",
+                                             "liveness_threshold", "blink_timeout_ms", "timeout_ms", "margin"]
+    public var camera: String?
+    public var mode: String?
+    public var matchingThreshold: Double?
+    public var qualityThreshold: Int?
+    public var livenessThreshold: Int?
+    public var blinkTimeoutMs: Int?
+    public var timeoutMs: Int?
+    /// [5] 0–50: step-up when the best two users are within this many score points.
+    public var margin: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case camera, mode, margin
+        case matchingThreshold = "matching_threshold"
+        case qualityThreshold = "quality_threshold"
+        case livenessThreshold = "liveness_threshold"
+        case blinkTimeoutMs = "blink_timeout_ms"
+        case timeoutMs = "timeout_ms"
+    }
+
+    public init(camera: String? = nil, mode: String? = nil, matchingThreshold: Double? = nil, margin: Double? = nil,
+                timeoutMs: Int? = nil) {
+        self.camera = camera
+        self.mode = mode
+        self.matchingThreshold = matchingThreshold
+        self.margin = margin
+        self.timeoutMs = timeoutMs
+    }
+
+    public func validate() throws(RPCError) {
+        try FaceCaptureSettings.check(mode: mode, matching: matchingThreshold, quality: qualityThreshold,
+                                      liveness: livenessThreshold, blink: blinkTimeoutMs, timeout: timeoutMs)
+        try Check.range(margin, 0...50, field: "margin")
+    }
+}
+
+public struct Candidate: Codable, Sendable, Equatable {
+    public var user: String
+    public var score: Double
+    public init(user: String, score: Double) {
+        self.user = user
+        self.score = score
+    }
+}
+
+public struct FaceIdentifyResult: Codable, Sendable {
+    public var user: String?
+    public var score: Double
+    public var candidates: [Candidate]
+    public var stepUpRequired: Bool
+    public var liveness: String
+    public var durationMs: Int
+
+    enum CodingKeys: String, CodingKey {
+        case user, score, candidates, liveness
+        case stepUpRequired = "step_up_required"
+        case durationMs = "duration_ms"
+    }
+
+    public init(user: String?, score: Double, candidates: [Candidate], stepUpRequired: Bool, liveness: String, durationMs: Int) {
+        self.user = user
+        self.score = score
+        self.candidates = candidates
+        self.stepUpRequired = stepUpRequired
+        self.liveness = liveness
+        self.durationMs = durationMs
+    }
+
+    // Encode `user: null` explicitly: "nobody recognised" is an answer.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(user, forKey: .user)
+        try c.encode(score, forKey: .score)
+        try c.encode(candidates, forKey: .candidates)
+        try c.encode(stepUpRequired, forKey: .stepUpRequired)
+        try c.encode(liveness, forKey: .liveness)
+        try c.encode(durationMs, forKey: .durationMs)
+    }
+}
+
+public struct FaceListParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user"]
+    /// Absent: every user's templates (admin).
+    public var user: String?
+    public init(user: String? = nil) { self.user = user }
+    public func validate() throws(RPCError) { if let user { try UserName.validate(user) } }
+}
+
+public struct FaceTemplateInfo: Codable, Sendable, Equatable {
+    public var id: String
+    public var user: String
+    public var created: String
+    public var quality: Int
+    public var pose: String
+    public init(id: String, user: String, created: String, quality: Int, pose: String) {
+        self.id = id
+        self.user = user
+        self.created = created
+        self.quality = quality
+        self.pose = pose
+    }
+}
+
+public struct FaceListResult: Codable, Sendable {
+    public var templates: [FaceTemplateInfo]
+    public init(templates: [FaceTemplateInfo]) { self.templates = templates }
+}
+
+public struct FaceRemoveParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "template_id"]
+    public var user: String
+    public var templateID: String?
+    enum CodingKeys: String, CodingKey {
+        case user
+        case templateID = "template_id"
+    }
+    public init(user: String, templateID: String? = nil) {
+        self.user = user
+        self.templateID = templateID
+    }
+    public func validate() throws(RPCError) { try UserName.validate(user) }
+}
+
+public struct RemovedResult: Codable, Sendable {
+    public var removed: Int
+    public init(removed: Int) { self.removed = removed }
+}
+
+public struct FaceAddParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "template", "template_id"]
+    public var user: String
+    /// base64 of a face template (face.export / face.extract).
+    public var template: String
+    /// Ignored ids are not reused: the store assigns a new one (kept for Incode API shape).
+    public var templateID: String?
+    enum CodingKeys: String, CodingKey {
+        case user, template
+        case templateID = "template_id"
+    }
+    public init(user: String, template: String) {
+        self.user = user
+        self.template = template
+    }
+    public func validate() throws(RPCError) { try UserName.validate(user) }
+}
+
+public struct TemplateIDs: Codable, Sendable {
+    public var templates: [String]
+    public init(templates: [String]) { self.templates = templates }
+}
+
+public struct FaceExportResult: Codable, Sendable {
+    public struct Item: Codable, Sendable, Equatable {
+        public var id: String
+        public var template: String
+        public var quality: Int
+        public init(id: String, template: String, quality: Int) {
+            self.id = id
+            self.template = template
+            self.quality = quality
+        }
+    }
+    public var user: String
+    public var faces: [Item]
+    public init(user: String, faces: [Item]) {
+        self.user = user
+        self.faces = faces
+    }
+}
+
+public struct FaceSetParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "faces"]
+    public var user: String
+    /// base64 templates; replaces all of the user's face templates ([] clears).
+    public var faces: [String]
+    public init(user: String, faces: [String]) {
+        self.user = user
+        self.faces = faces
+    }
+    public func validate() throws(RPCError) {
+        try UserName.validate(user)
+        guard faces.count <= 100 else { throw .invalidParams(field: "faces", "at most 100 templates per user") }
+    }
+}
+
+public struct FaceExtractParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["image"]
+    /// base64 JPEG / PNG / PGM.
+    public var image: String
+    public init(image: String) { self.image = image }
+}
+
+public struct FaceExtractResult: Codable, Sendable {
+    public var template: String
+    public var box: FaceBoxWire
+    public var landmarks: [Double]
+    public var yaw: Double
+    public var pitch: Double
+    public var roll: Double
+    public var quality: Int
+    public var feedback: [String]
+    public init(template: String, box: FaceBoxWire, landmarks: [Double], yaw: Double, pitch: Double, roll: Double,
+                quality: Int, feedback: [String]) {
+        self.template = template
+        self.box = box
+        self.landmarks = landmarks
+        self.yaw = yaw
+        self.pitch = pitch
+        self.roll = roll
+        self.quality = quality
+        self.feedback = feedback
+    }
+}
+
+public struct FaceBoxWire: Codable, Sendable, Equatable {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+}
+
+public struct FaceMatchParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["probe", "reference", "matching_threshold"]
+    /// base64 of a face template or of an image.
+    public var probe: String
+    /// base64 of a face template or of an image.
+    public var reference: String
+    public var matchingThreshold: Double?
+    enum CodingKeys: String, CodingKey {
+        case probe, reference
+        case matchingThreshold = "matching_threshold"
+    }
+    public init(probe: String, reference: String) {
+        self.probe = probe
+        self.reference = reference
+    }
+    public func validate() throws(RPCError) { try Check.range(matchingThreshold, 0...72, field: "matching_threshold") }
+}
+
+public struct MatchResult: Codable, Sendable {
+    public var score: Double
+    public var match: Bool
+    public var threshold: Double
+    public init(score: Double, match: Bool, threshold: Double) {
+        self.score = score
+        self.match = match
+        self.threshold = threshold
+    }
+}

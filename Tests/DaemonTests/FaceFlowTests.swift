@@ -1,0 +1,247 @@
+import BiometricClient
+import BiometricProtocol
+import CVision
+import Foundation
+import XCTest
+
+/// Face enrol / verify / identify through the socket, on replay cameras of real faces.
+final class FaceFlowTests: XCTestCase {
+    static let models = repositoryRoot + "/models"
+    var folders: [String] = []
+
+    override func setUpWithError() throws {
+        guard FileManager.default.fileExists(atPath: Self.models + "/dlib_face_recognition_resnet_model_v1.dat") else {
+            throw XCTSkip("models not installed: run scripts/setup.sh")
+        }
+    }
+
+    override func tearDown() {
+        folders.forEach { try? FileManager.default.removeItem(atPath: $0) }
+    }
+
+    /// A folder holding the given LFW images of one person (symlinks; the data stays in ../shared).
+    func photos(_ person: String, _ numbers: [Int]) throws -> String {
+        let dir = "/tmp/bmd-photos-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        for n in numbers {
+            let name = String(format: "%@_%04d.jpg", person, n)
+            try FileManager.default.createSymbolicLink(atPath: "\(dir)/\(name)", withDestinationPath: "\(lfw)/\(person)/\(name)")
+        }
+        folders.append(dir)
+        return dir
+    }
+
+    func startDaemon(_ cameras: [String], models: String = FaceFlowTests.models) throws -> DaemonProcess {
+        try DaemonProcess(cameras: cameras, extraArguments: ["--models", models])
+    }
+
+    func enroll(_ client: BiometricClient, _ user: String, camera: String, frames: Int = 3) throws -> FaceEnrollResult {
+        try client.call(Method.faceEnroll, FaceEnrollParams(user: user, camera: camera, frames: frames, countdownS: 0,
+                                                             qualityThreshold: 30, timeoutMs: 60000))
+    }
+
+    func verify(_ client: BiometricClient, _ user: String, camera: String, mode: String = "image",
+                events: ((JSONValue) -> Void)? = nil) throws -> FaceVerifyResult {
+        try client.call(Method.faceVerify, FaceVerifyParams(user: user, camera: camera, mode: mode, qualityThreshold: 30,
+                                                             blinkTimeoutMs: 3000, timeoutMs: 20000), onEvent: events)
+    }
+
+    func testEnrolFromPhotosThenVerifyTheSamePersonAndNotAnother() throws {
+        let daemon = try startDaemon([
+            "replay:\(try photos("Tony_Blair", [18, 32, 48, 53]))?fps=10&loop=true",
+            "replay:\(try photos("Tony_Blair", [64]))?fps=10&loop=true",
+            "replay:\(try photos("Silvio_Berlusconi", [6]))?fps=10&loop=true",
+        ])
+        let client = try daemon.client()
+        var events: [JSONValue] = []
+        let enrolled: FaceEnrollResult = try client.call(
+            Method.faceEnroll, FaceEnrollParams(user: "tony", camera: "replay0", frames: 3, countdownS: 0, qualityThreshold: 30),
+            onEvent: { events.append($0) })
+        XCTAssertEqual(enrolled.templates.count, 1)
+        XCTAssertEqual(enrolled.framesUsed, 3)
+        let frame = try XCTUnwrap(events.first { $0["type"] == "face.frame" })
+        for field in ["box", "yaw", "pitch", "roll", "quality", "brightness", "sharpness", "feedback", "liveness_action",
+                      "liveness_score", "countdown_s", "extraction", "frames_captured", "frames_needed"] {
+            XCTAssertNotNil(frame[field], "face.frame carries \(field)")
+        }
+        XCTAssertEqual(frame["frames_needed"], 3)
+
+        let same = try verify(client, "tony", camera: "replay1")
+        XCTAssertTrue(same.match, "another photo of the same person matches (score \(same.score))")
+        XCTAssertGreaterThanOrEqual(same.score, 48)
+        XCTAssertEqual(same.liveness, "not_checked")
+        let other = try verify(client, "tony", camera: "replay2")
+        XCTAssertFalse(other.match, "someone else does not (score \(other.score))")
+        XCTAssertLessThan(other.score, 48)
+
+        let list: FaceListResult = try client.call(Method.faceList, FaceListParams(user: "tony"))
+        XCTAssertEqual(list.templates.count, 1)
+        XCTAssertEqual(list.templates.first?.pose, "front")
+        let user: UserRecord = try client.call(Method.userGet, UserParams(user: "tony"))
+        XCTAssertEqual(user.faceTemplates, 1)
+    }
+
+    func testIdentifyAmongSeveralPeople() throws {
+        let people = ["Tony_Blair", "Silvio_Berlusconi", "Jean_Chretien"]
+        let firstThree = ["Tony_Blair": [18, 32, 48], "Silvio_Berlusconi": [6, 8, 13], "Jean_Chretien": [2, 6, 8]]
+        var cameras = try people.map { "replay:\(try photos($0, firstThree[$0]!))?fps=10&loop=true" }
+        cameras.append("replay:\(try photos("Jean_Chretien", [28]))?fps=10&loop=true")
+        let daemon = try startDaemon(cameras)
+        let client = try daemon.client()
+        for (i, person) in people.enumerated() { _ = try enroll(client, person, camera: "replay\(i)", frames: 2) }
+        let result: FaceIdentifyResult = try client.call(
+            Method.faceIdentify, FaceIdentifyParams(camera: "replay3", mode: "image", matchingThreshold: 36))
+        XCTAssertEqual(result.user, "Jean_Chretien", "\(result.candidates)")
+        XCTAssertEqual(result.candidates.first?.user, "Jean_Chretien")
+        XCTAssertEqual(result.candidates.count, 3)
+        XCTAssertFalse(result.stepUpRequired)
+        XCTAssertGreaterThan(result.candidates[0].score, result.candidates[1].score + 5)
+    }
+
+    func testStillPhotoInLivenessModeNeverMatches() throws {
+        let daemon = try startDaemon([
+            "replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true",
+            "replay:\(try photos("Tony_Blair", [18]))?fps=15&loop=true",
+        ])
+        let client = try daemon.client()
+        _ = try enroll(client, "tony", camera: "replay0")
+        var actions: Set<String> = []
+        let error = rpcError {
+            _ = try verify(client, "tony", camera: "replay1", mode: "liveness") { event in
+                if let a = event["liveness_action"]?.stringValue { actions.insert(a) }
+            }
+        }
+        XCTAssertTrue([3003, 3004].contains(error?.code ?? 0), "a photo ends in blink_timeout or spoof_detected, got \(String(describing: error))")
+        XCTAssertEqual(actions, ["keep_still", "blink"], "the user was told to keep still, then to blink")
+    }
+
+    func testRealBlinkClipIsSeenToBlink() throws {
+        let clip = sharedData + "/video/grid_face_blink_a/video.mp4"
+        let daemon = try startDaemon(["replay:\(clip)?fps=25&loop=true"])
+        let client = try daemon.client()
+        // Enrol from the clip itself (the tiny face is below the usual quality bar: threshold 0).
+        let _: FaceEnrollResult = try client.call(Method.faceEnroll, FaceEnrollParams(
+            user: "grid", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0))
+        let result: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
+            user: "grid", camera: "replay0", mode: "liveness", qualityThreshold: 0, blinkTimeoutMs: 8000, timeoutMs: 20000))
+        XCTAssertEqual(result.liveness, "live", "the blink in the real clip is detected")
+        XCTAssertTrue(result.match)
+        XCTAssertEqual(result.livenessScore, 100)
+    }
+
+    func testScreenReplayIsCaughtAsSpoof() throws {
+        let live = sharedData + "/video/tran_live/video.mp4", replay = sharedData + "/video/tran_replay_screen/video.mp4"
+        let daemon = try startDaemon(["replay:\(live)?fps=30&loop=true", "replay:\(replay)?fps=30&loop=true"])
+        let client = try daemon.client()
+        let _: FaceEnrollResult = try client.call(Method.faceEnroll, FaceEnrollParams(
+            user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20))
+        // The replay holds the same person, with real blinks: only the replay cue can refuse it.
+        let error = rpcError {
+            let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
+                user: "tran", camera: "replay1", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
+        }
+        XCTAssertEqual(error?.code, 3004, String(describing: error))
+        XCTAssertEqual(error?.data?["spoof_attempt"], true)
+    }
+
+    func testCancelMidVerify() throws {
+        let daemon = try startDaemon([
+            "replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true",
+            "replay:\(try photos("Tony_Blair", [18]))?fps=10&loop=true",
+        ])
+        _ = try enroll(try daemon.client(), "tony", camera: "replay0")
+        let raw = try RawConnection(daemon.socket)
+        raw.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"face.verify\",\"params\":{\"user\":\"tony\",\"camera\":\"replay1\",\"blink_timeout_ms\":30000}}\n")
+        // Wait until it runs (events arrive), then cancel.
+        var sawEvent = false
+        for _ in 0..<50 where !sawEvent { sawEvent = raw.read(timeout: 5)?["method"] == "event" }
+        XCTAssertTrue(sawEvent)
+        raw.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session.cancel\",\"params\":{\"request\":1}}\n")
+        var reply: JSONValue?
+        for _ in 0..<200 {
+            guard let m = raw.read(timeout: 5) else { break }
+            if m["id"] == 1 { reply = m; break }
+        }
+        XCTAssertEqual(reply?["error"]?["code"], 1006)
+    }
+
+    func testDarkFramesGiveBadQuality() throws {
+        // Photos darkened to a tenth of their light: the face is there, but too dark to use.
+        let dir = "/tmp/bmd-dark-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        folders.append(dir)
+        var status = CVIS_OK
+        let source = cvis_image_read(lfw + "/Tony_Blair/Tony_Blair_0018.jpg", 0, &status)!
+        var bgr = [UInt8](repeating: 0, count: 250 * 250 * 3), grey = [UInt8](repeating: 0, count: 250 * 250)
+        _ = cvis_image_copy(source, &grey, &bgr)
+        cvis_image_free(source)
+        let dark = bgr.map { UInt8(Double($0) * 0.12) }
+        var png: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        XCTAssertEqual(cvis_encode_png(dark, 250, 250, 3, &png, &length), CVIS_OK)
+        try Data(bytes: png!, count: length).write(to: URL(fileURLWithPath: dir + "/dark.png"))
+        cvis_free(png)
+        let daemon = try startDaemon([
+            "replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true", "replay:\(dir)?fps=10&loop=true",
+        ])
+        let client = try daemon.client()
+        _ = try enroll(client, "tony", camera: "replay0")
+        let error = rpcError {
+            let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
+                user: "tony", camera: "replay1", mode: "image", timeoutMs: 3000))
+        }
+        XCTAssertEqual(error?.code, 3002, String(describing: error))
+        XCTAssertEqual(error?.reason, "bad_quality")
+    }
+
+    func testMissingModelsGiveNotInitialized() throws {
+        let daemon = try startDaemon(["replay:\(try photos("Tony_Blair", [18]))?fps=10"], models: "/tmp/bmd-no-models")
+        let error = rpcError { _ = try enroll(try daemon.client(), "tony", camera: "replay0") }
+        XCTAssertEqual(error?.code, 1008)
+        XCTAssertTrue(error?.message.contains("shape_predictor_68_face_landmarks.dat") ?? false, error?.message ?? "")
+    }
+
+    func testVerifyWithoutEnrolmentAndTemplateRoundTrip() throws {
+        let daemon = try startDaemon(["replay:\(try photos("Tony_Blair", [18, 32]))?fps=10&loop=true"])
+        let client = try daemon.client()
+        XCTAssertEqual(rpcError { _ = try verify(client, "nobody-here", camera: "replay0") }?.code, 3001)
+        // face.extract on an uploaded photo, face.add of its template, face.match of two photos.
+        let photo = try Data(contentsOf: URL(fileURLWithPath: lfw + "/Tony_Blair/Tony_Blair_0086.jpg")).base64EncodedString()
+        let other = try Data(contentsOf: URL(fileURLWithPath: lfw + "/Silvio_Berlusconi/Silvio_Berlusconi_0017.jpg")).base64EncodedString()
+        let extracted: FaceExtractResult = try client.call(Method.faceExtract, FaceExtractParams(image: photo))
+        XCTAssertEqual(extracted.landmarks.count, 136)
+        XCTAssertLessThan(abs(extracted.yaw), 30)
+        let added: TemplateIDs = try client.call(Method.faceAdd, FaceAddParams(user: "tony", template: extracted.template))
+        XCTAssertEqual(added.templates.count, 1)
+        XCTAssertTrue(try verify(client, "tony", camera: "replay0").match)
+        let exported: FaceExportResult = try client.call(Method.faceExport, UserParams(user: "tony"))
+        XCTAssertEqual(exported.faces.first?.template, extracted.template)
+        let same: MatchResult = try client.call(Method.faceMatch, FaceMatchParams(probe: extracted.template, reference: photo))
+        XCTAssertTrue(same.match)
+        let different: MatchResult = try client.call(Method.faceMatch, FaceMatchParams(probe: photo, reference: other))
+        XCTAssertFalse(different.match)
+        // Bad uploads are clear errors, not crashes.
+        XCTAssertEqual(rpcError { let _: FaceExtractResult = try client.call(Method.faceExtract, FaceExtractParams(image: "not base64!")) }?.field, "image")
+        XCTAssertEqual(rpcError { let _: FaceExtractResult = try client.call(Method.faceExtract, FaceExtractParams(image: Data("GIF89a garbage".utf8).base64EncodedString())) }?.code, -32602)
+        XCTAssertEqual(rpcError { let _: TemplateIDs = try client.call(Method.faceAdd, FaceAddParams(user: "tony", template: photo)) }?.field, "template")
+        let reset: RemovedResult = try client.call(Method.faceReset)
+        XCTAssertEqual(reset.removed, 1)
+    }
+
+    func testNobodyCannotEnrolOrVerifyAnotherUser() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root to run a client as nobody") }
+        let daemon = try startDaemon(["replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true"])
+        _ = try enroll(try daemon.client(), "tony", camera: "replay0")
+        for method in ["face.enroll", "face.verify"] {
+            let script = "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\(method)\",\"params\":{\"user\":\"tony\"}}' | timeout 10 python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read()); print(s.recv(4096).decode())' \(daemon.socket)"
+            let result = try runProgram("/usr/sbin/runuser", ["-u", "nobody", "--", "/bin/sh", "-c", script])
+            let reply = try JSONDecoder().decode(JSONValue.self, from: Data(result.stdout.utf8))
+            XCTAssertEqual(reply["error"]?["code"], 1003, method)
+        }
+        let authctl = productsDirectory + "/authctl"
+        let verify = try runProgram("/usr/sbin/runuser", ["-u", "nobody", "--", authctl, "face", "verify", "tony", "--socket", daemon.socket])
+        XCTAssertEqual(verify.status, 1)
+        let list: FaceListResult = try daemon.client().call(Method.faceList, FaceListParams(user: "tony"))
+        XCTAssertEqual(list.templates.count, 1, "nothing changed")
+    }
+}
