@@ -1,33 +1,44 @@
 #!/usr/bin/env bash
 # The main job, end to end: starts the release daemon unprivileged (socket and state in a temp
-# folder), on the V4L2 cameras of this machine or, when it has none, on a replay camera of real
-# LFW photos from ../shared/data, and talks to it with authctl.
+# folder) and enrols and verifies real faces through it with authctl.
+#
+# Cameras: replay cameras of real photos from ../shared/data (LFW), so the demo runs the same on
+# any machine: "enrol" shows four photos of one person, "same" another photo of them, "other"
+# a photo of someone else. On a machine with a webcam, run the daemon with --camera v4l2:/dev/video0
+# and use `authctl face enroll` / `authctl face verify` yourself (see README).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$(pwd)
 BIN=$(swift build -c release --show-bin-path)
-[ -x "$BIN/biometricd" ] || swift build -c release
+[ -x "$BIN/biometricd" ] && [ -x "$BIN/authctl" ] || swift build -c release
+LFW=$REPO/../shared/data/faces/lfw/images
+[ -d "$LFW" ] || { echo "demo: $LFW not found (../shared/data)"; exit 1; }
 WORK=$(mktemp -d /tmp/biometricd-demo.XXXXXX)
 SOCK=$WORK/biometricd.sock
 export BIOMETRICD_SOCKET=$SOCK
 
-CAMERAS=()
-if ! ls /dev/video* >/dev/null 2>&1; then
-    PERSON=${DEMO_PERSON:-Aaron_Eckhart}
-    CAMERAS=(--camera "replay:$REPO/../shared/data/faces/lfw/images/$PERSON?fps=15&loop=true")
-    echo "==> no V4L2 camera here: replaying photos of $PERSON from ../shared/data"
-fi
+# Folders of photos, played as cameras (links: the data stays in ../shared).
+photos() { local dir=$WORK/$1; shift; mkdir -p "$dir"; for f in "$@"; do ln -s "$LFW/$f" "$dir/"; done; echo "$dir"; }
+ENROL=$(photos enrol Tony_Blair/Tony_Blair_0018.jpg Tony_Blair/Tony_Blair_0032.jpg Tony_Blair/Tony_Blair_0048.jpg Tony_Blair/Tony_Blair_0053.jpg)
+SAME=$(photos same Tony_Blair/Tony_Blair_0064.jpg)
+OTHER=$(photos other Silvio_Berlusconi/Silvio_Berlusconi_0006.jpg)
 
-"$BIN/biometricd" --socket "$SOCK" --state-dir "$WORK/state" --models "$REPO/models" "${CAMERAS[@]}" \
-    2> "$WORK/daemon.log" &
+"$BIN/biometricd" --socket "$SOCK" --state-dir "$WORK/state" --models "$REPO/models" \
+    --camera "replay:$ENROL?fps=10&loop=true" --camera "replay:$SAME?fps=10&loop=true" \
+    --camera "replay:$OTHER?fps=10&loop=true" 2> "$WORK/daemon.log" &
 PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; echo "==> daemon log: $WORK/daemon.log"' EXIT
-for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null || true; echo "==> daemon log: $WORK/daemon.log"' EXIT
+for _ in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.05; done
 
-step() { echo; echo "\$ authctl $*"; "$BIN/authctl" "$@"; }
+step() { echo; echo "\$ authctl $*"; "$BIN/authctl" "$@" || echo "(exit $?)"; }
 step status
 step cameras
-step snapshot -o "$WORK/snapshot.png"
+step face enroll tony --camera replay0 --countdown 0 --frames 3
+step face verify tony --camera replay1 --no-liveness
+step face verify tony --camera replay2 --no-liveness
+step face verify tony --camera replay1
+step snapshot -o "$WORK/snapshot.png" --camera replay1
 step users
 echo
-echo "==> snapshot: $WORK/snapshot.png"
+echo "==> a match (exit 0) for another photo of the same person, no match (exit 1) for someone else;"
+echo "    in liveness mode a photo never blinks, so it is refused. Snapshot: $WORK/snapshot.png"

@@ -55,7 +55,7 @@ public final class ProgressRenderer {
             if let feedback = event["feedback"]?.arrayValue {
                 parts.append(contentsOf: feedback.compactMap(\.stringValue).map(guidance))
             }
-            if let captured = event["frames_captured"]?.intValue, let needed = event["frames_needed"]?.intValue {
+            if let captured = event["frames_captured"]?.intValue, let needed = event["frames_needed"]?.intValue, needed > 0 {
                 parts.append("\(captured)/\(needed)")
             }
             return parts.isEmpty ? type : parts.joined(separator: " · ")

@@ -40,6 +40,10 @@ public final class FaceTracker: @unchecked Sendable {
     var box: FaceBox?
     /// The landmarks the box was anchored on.
     var anchor: Landmarks?
+    /// Where the detector's box sat relative to the landmarks it gave (x, y, w, h as fractions of
+    /// their bounding box). Re-anchoring with it keeps the box in the detector's convention, which
+    /// the landmark model was trained on: a fit on that box reproduces the same landmarks.
+    var relativeBox: (x: Double, y: Double, w: Double, h: Double)?
     var faceCount = 0
     var sinceDetection = 0
     public let redetectEvery: Int
@@ -105,6 +109,7 @@ public final class FacePipeline: Sendable {
                 box = best.box
                 tracker.box = nil
                 tracker.last = nil
+                tracker.relativeBox = nil
             } else {
                 tracker.box = nil
                 tracker.last = nil
@@ -122,9 +127,18 @@ public final class FacePipeline: Sendable {
                 box = nil
             } else {
                 landmarks = fitted
-                if tracker.box == nil || moved(fitted, from: tracker.anchor) {
-                    // Re-anchor the box on the face as the landmarks see it.
-                    tracker.box = boundingBox(of: fitted, margin: 0.1)
+                let bounds = boundingBox(of: fitted, margin: 0)
+                if tracker.relativeBox == nil, bounds.width > 0, bounds.height > 0 {
+                    tracker.relativeBox = ((fitBox.x - bounds.x) / bounds.width, (fitBox.y - bounds.y) / bounds.height,
+                                           fitBox.width / bounds.width, fitBox.height / bounds.height)
+                }
+                if tracker.box == nil {
+                    tracker.box = fitBox
+                    tracker.anchor = fitted
+                } else if moved(fitted, from: tracker.anchor), let r = tracker.relativeBox {
+                    // Re-anchor the box on the face where it is now.
+                    tracker.box = FaceBox(x: bounds.x + r.x * bounds.width, y: bounds.y + r.y * bounds.height,
+                                          width: r.w * bounds.width, height: r.h * bounds.height)
                     tracker.anchor = fitted
                 }
                 box = tracker.box

@@ -178,11 +178,12 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
         case timeoutMs = "timeout_ms"
     }
 
-    public init(camera: String? = nil, mode: String? = nil, matchingThreshold: Double? = nil, margin: Double? = nil,
-                timeoutMs: Int? = nil) {
+    public init(camera: String? = nil, mode: String? = nil, matchingThreshold: Double? = nil, qualityThreshold: Int? = nil,
+                margin: Double? = nil, timeoutMs: Int? = nil) {
         self.camera = camera
         self.mode = mode
         self.matchingThreshold = matchingThreshold
+        self.qualityThreshold = qualityThreshold
         self.margin = margin
         self.timeoutMs = timeoutMs
     }

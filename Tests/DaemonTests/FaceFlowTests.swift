@@ -90,7 +90,7 @@ final class FaceFlowTests: XCTestCase {
         let client = try daemon.client()
         for (i, person) in people.enumerated() { _ = try enroll(client, person, camera: "replay\(i)", frames: 2) }
         let result: FaceIdentifyResult = try client.call(
-            Method.faceIdentify, FaceIdentifyParams(camera: "replay3", mode: "image", matchingThreshold: 36))
+            Method.faceIdentify, FaceIdentifyParams(camera: "replay3", mode: "image", matchingThreshold: 36, qualityThreshold: 30))
         XCTAssertEqual(result.user, "Jean_Chretien", "\(result.candidates)")
         XCTAssertEqual(result.candidates.first?.user, "Jean_Chretien")
         XCTAssertEqual(result.candidates.count, 3)

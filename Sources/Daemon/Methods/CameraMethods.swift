@@ -1,5 +1,6 @@
 import BiometricCamera
 import BiometricProtocol
+import BiometricFace
 import CVision
 import Foundation
 
@@ -44,11 +45,25 @@ extension Daemon {
                     for _ in 0..<warmup { frame = try await capture.frames.next() }
                     return frame
                 }
+                let faces = await drawFaces(on: frame)
                 let png = try Self.encodePNG(frame)
                 return SnapshotResult(camera: lease.device.id, width: frame.width, height: frame.height,
-                                      ir: frame.isInfrared, image: png.base64EncodedString(), faces: 0)
+                                      ir: frame.isInfrared, image: png.base64EncodedString(), faces: faces)
             }
         }
+    }
+
+    /// Draws the face box and landmarks into the frame's colour plane when the face models are
+    /// loaded (the snapshot then shows what the pipeline sees). Returns the number of faces.
+    func drawFaces(on frame: Frame) async -> Int {
+        guard let pipeline = try? await face.pipeline(),
+              let observation = try? await pipeline.analyze(frame, tracker: FaceTracker()),
+              let box = observation.box, let bgr = frame.bgr
+        else { return 0 }
+        let b = cvis_face_box(x: Float(box.x), y: Float(box.y), width: Float(box.width), height: Float(box.height), score: 1)
+        let flat = observation.landmarks?.flat
+        _ = flat.withUnsafeBufferPointerIfPresent { cvis_face_draw(bgr.pointer, Int32(frame.width), Int32(frame.height), b, $0) }
+        return observation.faceCount
     }
 
     static func encodePNG(_ frame: Frame) throws -> Data {
@@ -62,5 +77,14 @@ extension Daemon {
         }
         defer { cvis_free(out) }
         return Data(bytes: out, count: length)
+    }
+}
+
+extension Optional where Wrapped == [Float] {
+    func withUnsafeBufferPointerIfPresent<R>(_ body: (UnsafePointer<Float>?) -> R) -> R {
+        switch self {
+        case .some(let array): array.withUnsafeBufferPointer { body($0.baseAddress) }
+        case .none: body(nil)
+        }
     }
 }

@@ -129,7 +129,7 @@ extension Daemon {
                     if throttle.allow(now: frame.timestampNs, key: "\(liveness.phase)") {
                         context.emit("face.frame", observation.eventFields(
                             livenessAction: s.liveness ? liveness.action : nil, livenessScore: outcome.livenessScore,
-                            extraction: extraction, captured: outcome.goodFrames, needed: 1))
+                            extraction: extraction, captured: outcome.goodFrames, needed: 0))
                     }
                     let now = frame.timestampNs
                     outcome.durationMs = Int((monotonicNanoseconds() - started) / 1_000_000)

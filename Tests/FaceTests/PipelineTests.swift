@@ -1,0 +1,66 @@
+import BiometricCamera
+@testable import BiometricFace
+import CVision
+import Foundation
+import XCTest
+
+/// The native pipeline on real photos (needs the models from scripts/setup.sh).
+final class PipelineTests: XCTestCase {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let lfw = repo + "/../shared/data/faces/lfw/images"
+
+    func models() throws -> FaceModels {
+        let dir = Self.repo + "/models"
+        guard FileManager.default.fileExists(atPath: dir + "/dlib_face_recognition_resnet_model_v1.dat") else {
+            throw XCTSkip("models not installed: run scripts/setup.sh")
+        }
+        return try FaceModels(shape68: dir + "/shape_predictor_68_face_landmarks.dat",
+                              resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat",
+                              yunet: dir + "/face_detection_yunet_2023mar.onnx")
+    }
+
+    func frame(_ path: String) throws -> Frame {
+        var status = CVIS_OK
+        let img = try XCTUnwrap(cvis_image_read(path, 0, &status))
+        defer { cvis_image_free(img) }
+        let w = Int(cvis_image_width(img)), h = Int(cvis_image_height(img))
+        let pool = PixelBufferPool(limit: 0)
+        let grey = pool.buffer(count: w * h), bgr = pool.buffer(count: w * h * 3)
+        _ = cvis_image_copy(img, grey.pointer, bgr.pointer)
+        return Frame(width: w, height: h, grey: grey, bgr: bgr, timestampNs: 0, sequence: 0, isInfrared: false)
+    }
+
+    func testAStillFaceIsTrackedWithIdenticalLandmarks() throws {
+        let models = try models()
+        let f = try frame(Self.lfw + "/Tony_Blair/Tony_Blair_0018.jpg")
+        let tracker = FaceTracker()
+        var fits: [Landmarks] = []
+        for _ in 0..<20 {
+            let o = try models.withEngine { try FacePipeline.analyze(f, tracker: tracker, engine: $0) }
+            XCTAssertEqual(o.faceCount, 1, "the face is found in every frame")
+            if let l = o.landmarks { fits.append(l) }
+        }
+        XCTAssertEqual(fits.count, 20)
+        XCTAssertEqual(Set(fits.map { $0.flat.map { Int($0 * 100) } }).count, 1, "a still image gives the very same fit every frame")
+    }
+
+    func testPoseSignsOnAMirroredFace() throws {
+        let models = try models()
+        let f = try frame(Self.lfw + "/Tony_Blair/Tony_Blair_0018.jpg")
+        let o = try models.withEngine { try FacePipeline.analyze(f, tracker: FaceTracker(), engine: $0) }
+        let pose = try XCTUnwrap(o.pose)
+        // Mirror the photo: yaw and roll change sign, pitch stays.
+        let w = f.width, h = f.height
+        let mirrored = PixelBufferPool(limit: 0)
+        let bgr = mirrored.buffer(count: w * h * 3), grey = mirrored.buffer(count: w * h)
+        for y in 0..<h { for x in 0..<w {
+            grey.pointer[y * w + x] = f.grey.pointer[y * w + (w - 1 - x)]
+            for c in 0..<3 { bgr.pointer[(y * w + x) * 3 + c] = f.bgr!.pointer[(y * w + (w - 1 - x)) * 3 + c] }
+        } }
+        let m = Frame(width: w, height: h, grey: grey, bgr: bgr, timestampNs: 0, sequence: 0, isInfrared: false)
+        let mp = try XCTUnwrap(try models.withEngine { try FacePipeline.analyze(m, tracker: FaceTracker(), engine: $0) }.pose)
+        XCTAssertEqual(mp.yaw, -pose.yaw, accuracy: 4)
+        XCTAssertEqual(mp.pitch, pose.pitch, accuracy: 4)
+        XCTAssertLessThan(abs(pose.yaw), 20, "LFW photos are roughly frontal")
+    }
+}
