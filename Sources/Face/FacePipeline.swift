@@ -198,6 +198,10 @@ public final class FacePipeline: Sendable {
         guard ratio > 0.8, ratio < 1.25, fitted.interocular > 8 else { return false }
         let shift = distance(fitted.points[30], previous.points[30]) / max(previous.interocular, 1)
         guard shift < 0.5 else { return false }
-        return fitted.points.allSatisfy { $0.x >= 0 && $0.y >= 0 && $0.x < Double(width) && $0.y < Double(height) }
+        // Jaw points of a face filling the frame may touch or cross its edge: allow a margin.
+        let slack = fitted.interocular * 0.5
+        return fitted.points.allSatisfy {
+            $0.x >= -slack && $0.y >= -slack && $0.x < Double(width) + slack && $0.y < Double(height) + slack
+        }
     }
 }

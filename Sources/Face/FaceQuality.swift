@@ -25,7 +25,7 @@ public struct FaceQuality: Sendable, Equatable {
         /// Whether `pose` satisfies this target.
         public func accepts(_ pose: HeadPose) -> Bool {
             switch self {
-            case .front: abs(pose.yaw) < 12 && abs(pose.pitch) < 12
+            case .front: abs(pose.yaw) < 18 && abs(pose.pitch) < 18
             case .left: pose.yaw > 15 && pose.yaw < 45 && abs(pose.pitch) < 20
             case .right: pose.yaw < -15 && pose.yaw > -45 && abs(pose.pitch) < 20
             case .up: pose.pitch > 10 && pose.pitch < 35 && abs(pose.yaw) < 20
@@ -38,9 +38,9 @@ public struct FaceQuality: Sendable, Equatable {
             if accepts(pose) { return nil }
             switch self {
             case .front:
-                if pose.yaw > 12 { return "turn_right" }
-                if pose.yaw < -12 { return "turn_left" }
-                return pose.pitch > 12 ? "look_down" : "look_up"
+                if pose.yaw > 18 { return "turn_right" }
+                if pose.yaw < -18 { return "turn_left" }
+                return pose.pitch > 18 ? "look_down" : "look_up"
             case .left: return pose.yaw <= 15 ? "turn_left" : "turn_right"
             case .right: return pose.yaw >= -15 ? "turn_right" : "turn_left"
             case .up: return pose.pitch <= 10 ? "look_up" : "look_down"

@@ -12,7 +12,7 @@ import Glibc
 let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 let quick = CommandLine.arguments.contains("--quick")
 let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-let camera = "replay:\(repo)/../shared/data/faces/lfw/images/Aaron_Eckhart?fps=15&loop=true"
+let camera = "replay:\(repo)/../shared/data/faces/lfw/images/Tony_Blair?fps=15&loop=true"
 
 func now() -> Double {
     var ts = timespec()
@@ -76,7 +76,14 @@ final class Daemon {
         if let notify { env["NOTIFY_SOCKET"] = notify.path }
         process.environment = env
         process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
         try process.run()
+    }
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
     }
     func waitForSocket() {
         for _ in 0..<500 {
@@ -93,8 +100,7 @@ final class Daemon {
         return (kb("VmRSS:"), kb("VmHWM:"))
     }
     deinit {
-        process.terminate()
-        process.waitUntilExit()
+        stop()
         try? FileManager.default.removeItem(atPath: root)
     }
 }
@@ -198,3 +204,28 @@ for clients in [1, 8, 64] {
 }
 let after = daemon.memory()
 print("rss_idle_kb=\(idle.rss) peak_rss_idle_kb=\(idle.hwm) rss_after_load_kb=\(after.rss) peak_rss_after_load_kb=\(after.hwm)")
+
+// MARK: 3. face.verify latency, image mode, warm daemon (request to result)
+do {
+    let client = try BiometricClient(socketPath: daemon.socket)
+    _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "bench", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),
+                        as: FaceEnrollResult.self)
+    var times: [Double] = []
+    var inside: [Double] = []
+    for _ in 0..<(quick ? 5 : 30) {
+        let t = now()
+        let r = try client.call(Method.faceVerify, FaceVerifyParams(user: "bench", camera: "replay0", mode: "image", qualityThreshold: 0),
+                                as: FaceVerifyResult.self)
+        times.append((now() - t) * 1000)
+        inside.append(Double(r.durationMs))
+        if !r.match { print("warning: no match (score \(r.score))") }
+    }
+    print("face.verify image mode: p50=\(fmt(percentile(times, 0.5), 1)) ms p99=\(fmt(percentile(times, 0.99), 1)) ms (daemon-side duration p50 \(fmt(percentile(inside, 0.5), 1)) ms; includes opening the camera and waiting for its next frame at 15 fps)")
+    let loaded = daemon.memory()
+    print("rss_with_face_models_kb=\(loaded.rss) peak_kb=\(loaded.hwm)")
+} catch {
+    print("face.verify: skipped (\(error))")
+}
+
+// Globals are not deinitialised at exit: stop the daemon explicitly.
+daemon.stop()
