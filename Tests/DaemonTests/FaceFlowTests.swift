@@ -81,6 +81,28 @@ final class FaceFlowTests: XCTestCase {
         XCTAssertEqual(user.faceTemplates, 1)
     }
 
+    func testFullModeEnrolmentGuidesThroughThePoses() throws {
+        // Frontal photos only: the front pose is captured, then the user is told to turn left.
+        let daemon = try startDaemon(["replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true"])
+        var feedback: Set<String> = []
+        var captured = 0
+        let error = rpcError {
+            let _: FaceEnrollResult = try daemon.client().call(
+                Method.faceEnroll, FaceEnrollParams(user: "tony", camera: "replay0", mode: "full", frames: 1, countdownS: 0,
+                                                     qualityThreshold: 30, timeoutMs: 3000)) { event in
+                event["feedback"]?.arrayValue?.compactMap(\.stringValue).forEach { feedback.insert($0) }
+                captured = max(captured, Int(event["frames_captured"]?.intValue ?? 0))
+                XCTAssertEqual(event["frames_needed"], 5, "one frame for each of the five poses")
+            }
+        }
+        XCTAssertEqual(error?.code, 1007, String(describing: error))
+        XCTAssertTrue(error?.message.contains("pose left") ?? false, error?.message ?? "")
+        XCTAssertEqual(captured, 1, "the front pose was captured")
+        XCTAssertTrue(feedback.contains("turn_left"), "\(feedback)")
+        let list: FaceListResult = try daemon.client().call(Method.faceList, FaceListParams(user: "tony"))
+        XCTAssertEqual(list.templates.count, 0, "an unfinished enrolment stores nothing")
+    }
+
     func testIdentifyAmongSeveralPeople() throws {
         let people = ["Tony_Blair", "Silvio_Berlusconi", "Jean_Chretien"]
         let firstThree = ["Tony_Blair": [18, 32, 48], "Silvio_Berlusconi": [6, 8, 13], "Jean_Chretien": [2, 6, 8]]
