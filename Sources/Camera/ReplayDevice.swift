@@ -138,17 +138,13 @@ final class ReplayStream: FrameSource {
             image = frame!
         }
         defer { if owned { cvis_image_free(image) } }
-        let width = Int(cvis_image_width(image))
-        let height = Int(cvis_image_height(image))
-        let infrared = device.description.isInfrared
-        let grey = greyPool.buffer(count: width * height)
-        let bgr = infrared ? nil : bgrPool.buffer(count: width * height * 3)
-        guard cvis_image_copy(image, grey.pointer, bgr?.pointer) == CVIS_OK else {
-            throw .lost(device.id, reason: String(cString: cvis_last_error()))
-        }
         sequence += 1
-        return Frame(width: width, height: height, grey: grey, bgr: bgr, timestampNs: monotonicNanoseconds(),
-                     sequence: sequence, isInfrared: infrared)
+        do {
+            return try Frame.copying(image, colour: !device.description.isInfrared, greyPool: greyPool, bgrPool: bgrPool,
+                                     sequence: sequence)
+        } catch {
+            throw .lost(device.id, reason: error.description)
+        }
     }
 
     func close() {

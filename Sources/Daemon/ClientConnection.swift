@@ -18,7 +18,6 @@ final class ClientConnection: Sendable {
         /// Recently finished ids, so a late session.cancel answers {canceled: false}, not not_found.
         var finished: [RequestID] = []
         var closed = false
-        var droppedEvents = 0
     }
     private let state = Mutex(State())
 
@@ -128,8 +127,6 @@ final class ClientConnection: Sendable {
         onClose()
     }
 
-    var runningCount: Int { state.withLock { $0.running.count } }
-
     // MARK: Output
 
     func send(_ line: Data) {
@@ -139,10 +136,7 @@ final class ClientConnection: Sendable {
     /// Events are droppable: a client that does not read its socket does not make us buffer
     /// without bound (replies are always sent).
     func sendEvent(_ event: Event) {
-        guard channel.isWritable else {
-            state.withLock { $0.droppedEvents += 1 }
-            return
-        }
+        guard channel.isWritable else { return }
         guard let line = try? RPCCodec.event(event) else { return }
         send(line)
     }

@@ -73,7 +73,6 @@ final class RPCServer: Sendable {
     }
 
     var clientCount: Int { connections.withLock { $0.count } }
-    var runningCalls: Int { connections.withLock { $0.values.reduce(0) { $0 + $1.runningCount } } }
 
     // MARK: Connection bookkeeping (called from the handler)
 

@@ -8,14 +8,11 @@ public enum FaceError: Error, Sendable, Equatable, CustomStringConvertible {
     case modelMissing(String)
     /// The native pipeline failed on an image.
     case native(String)
-    /// An uploaded image does not decode.
-    case badImage(String)
 
     public var description: String {
         switch self {
         case .modelMissing(let m): m
         case .native(let m): "face pipeline: \(m)"
-        case .badImage(let m): m
         }
     }
 }

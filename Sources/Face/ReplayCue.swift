@@ -9,7 +9,7 @@ public struct ReplayCue: Sendable {
     /// Frames needed before the cue may decide.
     public let minimumFrames: Int
     /// Fraction of framed frames at which the face counts as replayed. On the real clips in
-    /// ../shared/data the live selfie has 0 % framed frames and its screen replay 81 % (Docs/face.md).
+    /// ../shared/data the live selfie has 0 % framed frames and its screen replay 78 % (Docs/face.md).
     public let spoofFraction: Double
 
     public init(minimumFrames: Int = 15, spoofFraction: Double = 0.2) {

@@ -145,8 +145,3 @@ public struct SnapshotParams: RPCParams, Encodable {
         try Check.range(timeoutMs, 100...60000, field: "timeout_ms")
     }
 }
-
-public struct WatchParams: RPCParams, Encodable {
-    public static let fields: Set<String> = []
-    public init() {}
-}

@@ -39,17 +39,8 @@ func loadModels(yunet: Bool = true) -> FaceModels {
     }
 }
 
-/// A decoded image as a Frame (grey + BGR planes).
-func readFrame(_ path: String) -> Frame? {
-    var status = CVIS_OK
-    guard let img = cvis_image_read(path, 0, &status) else { return nil }
-    defer { cvis_image_free(img) }
-    let w = Int(cvis_image_width(img)), h = Int(cvis_image_height(img))
-    let pool = PixelBufferPool(limit: 0)
-    let grey = pool.buffer(count: w * h), bgr = pool.buffer(count: w * h * 3)
-    _ = cvis_image_copy(img, grey.pointer, bgr.pointer)
-    return Frame(width: w, height: h, grey: grey, bgr: bgr, timestampNs: 0, sequence: 0, isInfrared: false)
-}
+/// A decoded image file as a Frame.
+func readFrame(_ path: String) -> Frame? { try? Frame(contentsOfFile: path) }
 
 // MARK: - LFW
 
@@ -424,14 +415,13 @@ func runSpoof() {
         var frames = 0, faces = 0
         var masks: [Int] = []
         let tracker = FaceTracker()
+        let greyPool = PixelBufferPool(), bgrPool = PixelBufferPool()
         var frame: OpaquePointer?
         while cvis_video_next(video, &frame) == CVIS_OK, let f = frame {
             frames += 1
-            let w = Int(cvis_image_width(f)), h = Int(cvis_image_height(f))
-            let pool = PixelBufferPool(limit: 0)
-            let grey = pool.buffer(count: w * h), bgr = pool.buffer(count: w * h * 3)
-            _ = cvis_image_copy(f, grey.pointer, bgr.pointer)
-            let fr = Frame(width: w, height: h, grey: grey, bgr: bgr, timestampNs: 0, sequence: 0, isInfrared: false)
+            guard let fr = try? Frame.copying(f, colour: true, greyPool: greyPool, bgrPool: bgrPool, sequence: UInt64(frames)),
+                  let bgr = fr.bgr else { continue }
+            let w = fr.width, h = fr.height
             guard let obs = try? models.withEngine({ try FacePipeline.analyze(fr, tracker: tracker, engine: $0) }),
                   let box = obs.box else { continue }
             faces += 1
@@ -467,13 +457,12 @@ func videoFrames(_ path: String) -> (frames: [Frame], fps: Double) {
     var frames: [Frame] = []
     var frame: OpaquePointer?
     while cvis_video_next(video, &frame) == CVIS_OK, let f = frame {
-        let w = Int(cvis_image_width(f)), h = Int(cvis_image_height(f))
-        let pool = PixelBufferPool(limit: 0)
-        let grey = pool.buffer(count: w * h), bgr = pool.buffer(count: w * h * 3)
-        _ = cvis_image_copy(f, grey.pointer, bgr.pointer)
-        frames.append(Frame(width: w, height: h, grey: grey, bgr: bgr,
+        // Kept frames hold their planes: fresh pools, no recycling.
+        guard let c = try? Frame.copying(f, colour: true, greyPool: PixelBufferPool(limit: 0), bgrPool: PixelBufferPool(limit: 0),
+                                         sequence: UInt64(frames.count)) else { continue }
+        frames.append(Frame(width: c.width, height: c.height, grey: c.grey, bgr: c.bgr,
                             timestampNs: UInt64((Double(frames.count) / fps * 1e9).rounded()),
-                            sequence: UInt64(frames.count), isInfrared: false))
+                            sequence: c.sequence, isInfrared: false))
     }
     return (frames, fps)
 }

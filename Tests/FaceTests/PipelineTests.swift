@@ -19,16 +19,7 @@ final class PipelineTests: XCTestCase {
                               yunet: dir + "/face_detection_yunet_2023mar.onnx")
     }
 
-    func frame(_ path: String) throws -> Frame {
-        var status = CVIS_OK
-        let img = try XCTUnwrap(cvis_image_read(path, 0, &status))
-        defer { cvis_image_free(img) }
-        let w = Int(cvis_image_width(img)), h = Int(cvis_image_height(img))
-        let pool = PixelBufferPool(limit: 0)
-        let grey = pool.buffer(count: w * h), bgr = pool.buffer(count: w * h * 3)
-        _ = cvis_image_copy(img, grey.pointer, bgr.pointer)
-        return Frame(width: w, height: h, grey: grey, bgr: bgr, timestampNs: 0, sequence: 0, isInfrared: false)
-    }
+    func frame(_ path: String) throws -> Frame { try Frame(contentsOfFile: path) }
 
     func testAStillFaceIsTrackedWithIdenticalLandmarks() throws {
         let models = try models()

@@ -20,7 +20,7 @@ extension Daemon {
 
         // Answers with the cameras now, then sends camera.added / camera.removed events tied to
         // this request until session.cancel or disconnect.
-        table.register(Method.cameraWatch) { [self] (context, _: WatchParams) in
+        table.register(Method.cameraWatch) { [self] (context, _: NoParams) in
             guard let request = context.request else {
                 throw RPCError.invalidRequest("camera.watch needs an id: its events are tied to it")
             }

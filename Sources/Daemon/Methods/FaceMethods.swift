@@ -132,19 +132,12 @@ extension Daemon {
         guard let data = Data(base64Encoded: base64), !data.isEmpty else {
             throw RPCError.invalidParams(field: field, "'\(field)' must be a base64 JPEG, PNG or PGM image")
         }
-        var status = CVIS_OK
-        let decoded = data.withUnsafeBytes { cvis_image_decode($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, 40_000_000, &status) }
-        guard let decoded else {
-            throw RPCError.invalidParams(field: field, "'\(field)' does not decode: \(String(cString: cvis_last_error()))")
+        let frame: Frame
+        do {
+            frame = try Frame(encoded: data, maxPixels: 40_000_000)
+        } catch {
+            throw RPCError.invalidParams(field: field, "'\(field)' does not decode: \(error.description)")
         }
-        let width = Int(cvis_image_width(decoded)), height = Int(cvis_image_height(decoded))
-        let pool = PixelBufferPool(limit: 0)
-        let grey = pool.buffer(count: width * height)
-        let bgr = cvis_image_channels(decoded) == 3 ? pool.buffer(count: width * height * 3) : nil
-        _ = cvis_image_copy(decoded, grey.pointer, bgr?.pointer)
-        cvis_image_free(decoded)
-        let frame = Frame(width: width, height: height, grey: grey, bgr: bgr, timestampNs: monotonicNanoseconds(),
-                          sequence: 1, isInfrared: bgr == nil)
         let observation = try await pipeline.analyze(frame, tracker: FaceTracker())
         guard let box = observation.box, let landmarks = observation.landmarks, let pose = observation.pose else {
             throw RPCError.app(.badQuality, "no face found in the image", hint: "use a photo with one clear, frontal face",
