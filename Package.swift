@@ -3,9 +3,10 @@ import PackageDescription
 
 // Only the OpenCV modules we use: linking all of opencv4's ~60 modules costs 0.5 s at start.
 // (dnn runs YuNet, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's cannot
-// read the 2023 YuNet model.)
+// read the 2023 YuNet model; ximgproc thins ridge maps.)
 let openCVLibraries: [LinkerSetting] = [
     "opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio", "opencv_dnn", "opencv_calib3d",
+    "opencv_ximgproc",
 ].map { .linkedLibrary($0) }
 // Debian's dlib is built with DLIB_USE_BLAS/LAPACK: its header templates call cblas_* and LAPACK
 // (dgesvd_) directly, so those libraries are linked too.
@@ -54,6 +55,11 @@ let package = Package(
             path: "Sources/Face"
         ),
         .target(
+            name: "BiometricFinger",
+            dependencies: ["CVision", "COpenBLAS", "BiometricCamera"],
+            path: "Sources/Finger"
+        ),
+        .target(
             name: "BiometricStore",
             dependencies: ["CSQLite", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Store"
@@ -61,7 +67,7 @@ let package = Package(
         .target(
             name: "BiometricDaemon",
             dependencies: [
-                "BiometricProtocol", "BiometricCamera", "BiometricStore", "BiometricFace", "CSystemd", "CVision",
+                "BiometricProtocol", "BiometricCamera", "BiometricStore", "BiometricFace", "BiometricFinger", "CSystemd", "CVision",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -93,6 +99,11 @@ let package = Package(
             path: "Sources/face-bench"
         ),
         .executableTarget(
+            name: "biometricd-finger-bench",
+            dependencies: ["BiometricFinger", "BiometricCamera", "CVision"],
+            path: "Sources/finger-bench"
+        ),
+        .executableTarget(
             name: "store-crash-writer",
             dependencies: ["BiometricStore"],
             path: "Tests/Support/StoreCrashWriter"
@@ -103,6 +114,7 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
         .testTarget(name: "StoreTests", dependencies: ["BiometricStore"], path: "Tests/StoreTests"),
         .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCamera", "CVision"], path: "Tests/FaceTests"),
+        .testTarget(name: "FingerTests", dependencies: ["BiometricFinger", "BiometricCamera", "CVision"], path: "Tests/FingerTests"),
         .testTarget(
             name: "DaemonTests",
             dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "CVision"],
