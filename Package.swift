@@ -104,6 +104,11 @@ let package = Package(
             path: "Sources/finger-bench"
         ),
         .executableTarget(
+            name: "finger-scene",
+            dependencies: ["BiometricFinger", "BiometricCamera", "CVision"],
+            path: "Tests/Support/FingerScene"
+        ),
+        .executableTarget(
             name: "store-crash-writer",
             dependencies: ["BiometricStore"],
             path: "Tests/Support/StoreCrashWriter"

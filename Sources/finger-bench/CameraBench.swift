@@ -1,0 +1,2 @@
+import Foundation
+func runCameraBench(_ arguments: [String]) { print("camera bench: not yet written"); exit(2) }
