@@ -2,6 +2,7 @@
 #include "cvision.h"
 #include "internal.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -127,6 +128,70 @@ cvis_status cvis_convert_frame(uint32_t format, const uint8_t *src, size_t lengt
     });
 }
 
+// Image size from the header, before decoding: a small file may claim a huge image (a
+// decompression bomb), and OpenCV's own cap (2^30 pixels) is far above ours. Returns false for
+// formats or headers it does not know; the size is then checked after decoding.
+static bool header_size(const uint8_t *d, size_t n, int64_t &w, int64_t &h) {
+    auto be16 = [&](size_t i) { return int64_t(d[i]) << 8 | d[i + 1]; };
+    auto be32 = [&](size_t i) { return be16(i) << 16 | be16(i + 2); };
+    auto le16 = [&](size_t i) { return int64_t(d[i + 1]) << 8 | d[i]; };
+    auto le32 = [&](size_t i) { return le16(i + 2) << 16 | le16(i); };
+    if (n >= 24 && std::memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0) {
+        w = be32(16), h = be32(20);
+        return true;
+    }
+    if (n >= 26 && d[0] == 'B' && d[1] == 'M') {
+        w = std::abs(int32_t(le32(18))), h = std::abs(int32_t(le32(22)));
+        return true;
+    }
+    if (n >= 4 && d[0] == 0xFF && d[1] == 0xD8) {  // JPEG: walk the markers to the first SOFn
+        size_t i = 2;
+        while (i + 9 < n) {
+            if (d[i] != 0xFF) return false;
+            uint8_t m = d[i + 1];
+            if (m == 0xFF) { ++i; continue; }
+            if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
+                h = be16(i + 5), w = be16(i + 7);
+                return true;
+            }
+            i += 2 + size_t(be16(i + 2));
+        }
+        return false;
+    }
+    if (n >= 8 && (std::memcmp(d, "II*\0", 4) == 0 || std::memcmp(d, "MM\0*", 4) == 0)) {  // TIFF: first IFD
+        bool le = d[0] == 'I';
+        auto u16 = [&](size_t i) { return le ? le16(i) : be16(i); };
+        auto u32 = [&](size_t i) { return le ? le32(i) : be32(i); };
+        size_t ifd = size_t(u32(4));
+        if (ifd + 2 > n) return false;
+        int64_t count = u16(ifd), got = 0;
+        for (int64_t k = 0; k < count && ifd + 2 + 12 * (k + 1) <= n; ++k) {
+            size_t e = ifd + 2 + 12 * size_t(k);
+            int64_t tag = u16(e), type = u16(e + 2);
+            int64_t value = type == 3 ? u16(e + 8) : u32(e + 8);
+            if (tag == 256) w = value, got |= 1;
+            if (tag == 257) h = value, got |= 2;
+        }
+        return got == 3;
+    }
+    if (n >= 3 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6') {  // PNM: "P5 <w> <h> ..."
+        size_t i = 2;
+        int64_t v[2];
+        for (int k = 0; k < 2; ++k) {
+            while (i < n && (std::isspace(d[i]) || d[i] == '#')) {
+                if (d[i] == '#') while (i < n && d[i] != '\n') ++i;
+                else ++i;
+            }
+            if (i >= n || !std::isdigit(d[i])) return false;
+            v[k] = 0;
+            while (i < n && std::isdigit(d[i]) && v[k] < (int64_t(1) << 40)) v[k] = v[k] * 10 + (d[i++] - '0');
+        }
+        w = v[0], h = v[1];
+        return true;
+    }
+    return false;
+}
+
 static cvis_image *finish_image(cv::Mat mat, int64_t max_pixels, cvis_status *status, const char *what) {
     if (mat.empty()) {
         *status = fail(CVIS_ERR_DECODE, std::string(what) + " is not a decodable image (PNG, JPEG, PGM, TIFF, BMP)");
@@ -157,6 +222,10 @@ cvis_image *cvis_image_decode(const uint8_t *data, size_t length, int64_t max_pi
     *status = guarded([&]() -> cvis_status {
         if (!data || length == 0) return fail(CVIS_ERR_DECODE, "image is empty");
         if (length > (size_t(1) << 30)) return fail(CVIS_ERR_ARGUMENT, "image is larger than allowed");
+        int64_t w = 0, h = 0;
+        if (max_pixels > 0 && header_size(data, length, w, h) && (w <= 0 || h <= 0 || w * h > max_pixels))
+            return fail(CVIS_ERR_ARGUMENT, "image is " + std::to_string(w) + "x" + std::to_string(h) +
+                                               ", larger than allowed (" + std::to_string(max_pixels) + " pixels)");
         cv::Mat raw(1, int(length), CV_8UC1, const_cast<uint8_t *>(data));
         cvis_status st = CVIS_OK;
         result = finish_image(cv::imdecode(raw, cv::IMREAD_ANYDEPTH | cv::IMREAD_ANYCOLOR), max_pixels, &st, "data");

@@ -54,6 +54,12 @@ public final class ProgressRenderer {
             if let action = event["liveness_action"]?.stringValue { parts.append(guidance(action)) }
             if let feedback = event["feedback"]?.arrayValue {
                 parts.append(contentsOf: feedback.compactMap(\.stringValue).map(guidance))
+            } else if let feedback = event["feedback"]?.stringValue {
+                parts.append(guidance(feedback))  // finger.frame: one distance verdict
+            }
+            if type == "finger.frame", let fingers = event["fingers"]?.arrayValue, !fingers.isEmpty {
+                let levels = fingers.compactMap { $0["quality"]?.stringValue }
+                parts.append("\(fingers.count) finger\(fingers.count == 1 ? "" : "s") (\(levels.joined(separator: " ")))")
             }
             if let captured = event["frames_captured"]?.intValue, let needed = event["frames_needed"]?.intValue, needed > 0 {
                 parts.append("\(captured)/\(needed)")

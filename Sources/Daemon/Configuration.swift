@@ -1,4 +1,5 @@
 import BiometricCamera
+import BiometricFinger
 import Foundation
 import Logging
 
@@ -17,6 +18,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level = .info
     public var adminGroup = "biometric-admin"
     public var loginGroup = "biometric-login"
+    /// Per-camera finger distance optics (camera id or device path → calibration); cameras not
+    /// listed use a 70° field of view (Docs/finger-camera.md).
+    public var fingerOptics: [String: DistanceCalibration] = [:]
     /// Threads of the frame-analysis pool.
     public var analysisThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
@@ -24,7 +28,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The keys of the config file, each with its check. `camera` and `models` may repeat.
     public static let keys = ["socket", "state_dir", "models", "camera", "log_level", "admin_group", "login_group",
-                              "analysis_threads"]
+                              "analysis_threads", "finger_optics"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -66,9 +70,44 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be a whole number from 1 to 64, got '\(value)'")
             }
             analysisThreads = n
+        case "finger_optics":
+            let (camera, optics) = try Self.parseFingerOptics(value)
+            fingerOptics[camera] = optics
         default:
             throw ConfigError(key: key, message: "unknown key; known keys: \(Self.keys.joined(separator: ", "))")
         }
+    }
+
+    /// `<camera id or path> hfov=<degrees> [min_focus_mm=<mm>]` or `<camera> finger_px=<min>-<max>`.
+    static func parseFingerOptics(_ value: String) throws(ConfigError) -> (String, DistanceCalibration) {
+        let usage = "expected '<camera> hfov=<20-170> [min_focus_mm=<10-2000>]' or '<camera> finger_px=<min>-<max>', got '\(value)'"
+        let words = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard words.count >= 2 else { throw ConfigError(key: "finger_optics", message: usage) }
+        var hfov = 70.0, focus = 70.0
+        var pixels: ClosedRange<Double>?
+        for word in words.dropFirst() {
+            let pair = word.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2 else { throw ConfigError(key: "finger_optics", message: usage) }
+            switch pair[0] {
+            case "hfov":
+                guard let v = Double(pair[1]), (20...170).contains(v) else { throw ConfigError(key: "finger_optics", message: usage) }
+                hfov = v
+            case "min_focus_mm":
+                guard let v = Double(pair[1]), (10...2000).contains(v) else { throw ConfigError(key: "finger_optics", message: usage) }
+                focus = v
+            case "finger_px":
+                let bounds = pair[1].split(separator: "-").compactMap { Double($0) }
+                guard bounds.count == 2, bounds[0] >= 8, bounds[0] < bounds[1], bounds[1] <= 4000 else {
+                    throw ConfigError(key: "finger_optics", message: usage)
+                }
+                pixels = bounds[0]...bounds[1]
+            default:
+                throw ConfigError(key: "finger_optics", message: usage)
+            }
+        }
+        let optics = pixels.map { DistanceCalibration(optimalFingerWidthPixels: $0) }
+            ?? DistanceCalibration(horizontalFOVDegrees: hfov, minimumFocusMM: focus)
+        return (words[0], optics)
     }
 
     /// Reads a config file. Lines: `key = value`, `#` comments, blank lines. List keys repeat.

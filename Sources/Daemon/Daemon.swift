@@ -26,6 +26,7 @@ public final class Daemon: Sendable {
     let store: TemplateStore
     let models: ModelCatalog
     let face: FaceService
+    let finger: FingerService
     let policy: AccessPolicy
     let startedNs = monotonicNanoseconds()
     let activeSessions = Atomic<Int>(0)
@@ -50,6 +51,7 @@ public final class Daemon: Sendable {
         }
         models = ModelCatalog(folders: configuration.modelDirectories)
         face = FaceService(catalog: models, threads: configuration.analysisThreads, logger: logger)
+        finger = FingerService(threads: configuration.analysisThreads, optics: configuration.fingerOptics)
         let status = models.status
         if !status.missing.isEmpty {
             logger.warning("models missing: \(status.missing.joined(separator: ", ")) (searched \(status.folders.joined(separator: ", "))); face methods answer not_initialized until they are installed (scripts/setup.sh)")
@@ -63,6 +65,7 @@ public final class Daemon: Sendable {
         registerCameraMethods(&table)
         registerUserMethods(&table)
         registerFaceMethods(&table)
+        registerFingerMethods(&table)
         return table
     }
 
@@ -130,13 +133,13 @@ public final class Daemon: Sendable {
 
     /// Runs `body` as a camera session: holds the lease, counts the session, always stops capture.
     func withCameraSession<T: Sendable>(
-        _ camera: String?, _ body: (CaptureSession, CameraLease) async throws -> T
+        _ camera: String?, request: CaptureRequest = CaptureRequest(), _ body: (CaptureSession, CameraLease) async throws -> T
     ) async throws -> T {
         let lease = try cameras.acquire(camera)
         defer { lease.release() }
         activeSessions.add(1, ordering: .relaxed)
         defer { activeSessions.subtract(1, ordering: .relaxed) }
-        let capture = try lease.start()
+        let capture = try lease.start(request)
         do {
             let result = try await body(capture, lease)
             await capture.stop()

@@ -239,13 +239,15 @@ public struct FaceIdentifyResult: Codable, Sendable {
     }
 }
 
-public struct FaceListParams: RPCParams, Encodable {
+/// face.list and finger.list.
+public struct TemplateListParams: RPCParams, Encodable {
     public static let fields: Set<String> = ["user"]
     /// Absent: every user's templates (admin).
     public var user: String?
     public init(user: String? = nil) { self.user = user }
     public func validate() throws(RPCError) { if let user { try UserName.validate(user) } }
 }
+public typealias FaceListParams = TemplateListParams
 
 public struct FaceTemplateInfo: Codable, Sendable, Equatable {
     public var id: String
@@ -267,7 +269,8 @@ public struct FaceListResult: Codable, Sendable {
     public init(templates: [FaceTemplateInfo]) { self.templates = templates }
 }
 
-public struct FaceRemoveParams: RPCParams, Encodable {
+/// face.remove and finger.remove: one template, or all of the user's of that modality.
+public struct TemplateRemoveParams: RPCParams, Encodable {
     public static let fields: Set<String> = ["user", "template_id"]
     public var user: String
     public var templateID: String?
@@ -281,6 +284,7 @@ public struct FaceRemoveParams: RPCParams, Encodable {
     }
     public func validate() throws(RPCError) { try UserName.validate(user) }
 }
+public typealias FaceRemoveParams = TemplateRemoveParams
 
 public struct RemovedResult: Codable, Sendable {
     public var removed: Int

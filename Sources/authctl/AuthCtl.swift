@@ -23,6 +23,13 @@ struct GlobalOptions: ParsableArguments {
         try BiometricClient(socketPath: socket ?? BiometricClient.defaultSocketPath)
     }
 
+    /// Runs a long call with live guidance on the terminal (or JSON event lines with --json).
+    func live<P: Encodable, R: Decodable>(_ method: String, _ params: P) throws -> R {
+        let renderer = ProgressRenderer(json: json)
+        defer { renderer.finish() }
+        return try connect().call(method, params, as: R.self) { renderer.render($0) }
+    }
+
     /// Prints `value` as JSON, or `text` for people.
     func output<T: Encodable>(_ value: T, text: () -> String) throws {
         if json {
@@ -41,7 +48,7 @@ struct AuthCtl: ParsableCommand {
         abstract: "Command-line client of biometricd.",
         discussion: "Exit codes: 0 success or match, 1 no match or refused, 2 usage, 3 daemon unreachable, 4 other error.",
         version: "0.1.0",
-        subcommands: [Status.self, Cameras.self, Snapshot.self, Users.self, User.self, Face.self])
+        subcommands: [Status.self, Cameras.self, Snapshot.self, Users.self, User.self, Face.self, Finger.self])
 
     static func main() {
         do {
@@ -66,7 +73,8 @@ struct AuthCtl: ParsableCommand {
         case .protocolViolation: return Exit.otherError
         case .rpc(let rpc):
             switch rpc.errorReason {
-            case .permissionDenied?, .lockedOut?, .pinLocked?, .spoofDetected?, .blinkTimeout?, .noFaceRegistered?: return Exit.refused
+            case .permissionDenied?, .lockedOut?, .pinLocked?, .spoofDetected?, .blinkTimeout?, .noFaceRegistered?,
+                 .noFingerRegistered?, .badCapture?: return Exit.refused
             default: return rpc.code == RPCError.invalidParamsCode ? Exit.usage : Exit.otherError
             }
         }

@@ -8,13 +8,6 @@ struct Face: ParsableCommand {
         abstract: "Enrol, verify and identify faces.",
         subcommands: [Enroll.self, Verify.self, Identify.self, List.self, Remove.self])
 
-    /// Runs a long call with live guidance on the terminal (or JSON event lines with --json).
-    static func live<P: Encodable, R: Decodable>(_ options: GlobalOptions, _ method: String, _ params: P) throws -> R {
-        let renderer = ProgressRenderer(json: options.json)
-        defer { renderer.finish() }
-        return try options.connect().call(method, params, as: R.self) { renderer.render($0) }
-    }
-
     struct Enroll: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Enrol a face (guided: look at the camera).")
         @OptionGroup var options: GlobalOptions
@@ -26,7 +19,7 @@ struct Face: ParsableCommand {
         @Option(help: "Minimum frame quality (0-100).") var quality: Int?
 
         func run() throws {
-            let result: FaceEnrollResult = try Face.live(options, Method.faceEnroll, FaceEnrollParams(
+            let result: FaceEnrollResult = try options.live(Method.faceEnroll, FaceEnrollParams(
                 user: user, camera: camera, mode: full ? "full" : nil, frames: frames, countdownS: countdown, qualityThreshold: quality))
             try options.output(result) { "enrolled \(user): \(result.templates.count) template(s) from \(result.framesUsed) frames" }
         }
@@ -42,7 +35,7 @@ struct Face: ParsableCommand {
         @Option(help: "Give up after this many ms.") var timeout: Int?
 
         func run() throws {
-            let result: FaceVerifyResult = try Face.live(options, Method.faceVerify, FaceVerifyParams(
+            let result: FaceVerifyResult = try options.live(Method.faceVerify, FaceVerifyParams(
                 user: user, camera: camera, mode: noLiveness ? "image" : nil, matchingThreshold: threshold, timeoutMs: timeout))
             try options.output(result) {
                 "\(result.match ? "match" : "no match") for \(user): score \(result.score) (threshold \(result.threshold)), liveness \(result.liveness), \(result.durationMs) ms"
@@ -59,7 +52,7 @@ struct Face: ParsableCommand {
         @Option(help: "Matching threshold (0-72).") var threshold: Double?
 
         func run() throws {
-            let result: FaceIdentifyResult = try Face.live(options, Method.faceIdentify, FaceIdentifyParams(
+            let result: FaceIdentifyResult = try options.live(Method.faceIdentify, FaceIdentifyParams(
                 camera: camera, mode: noLiveness ? "image" : nil, matchingThreshold: threshold))
             try options.output(result) {
                 let who = result.user.map { "\($0) (score \(result.score))" } ?? "nobody recognised"

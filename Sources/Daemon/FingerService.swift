@@ -1,0 +1,137 @@
+import BiometricCamera
+import BiometricFinger
+import BiometricProtocol
+import BiometricStore
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Owns the print side of the finger pipeline (extraction, matching, the 1:N gallery) and the
+/// analysis pool finger frames run on. No model files: everything is classical image processing,
+/// so finger methods work on a machine without the face models.
+final class FingerService: Sendable {
+    let extractor = FingerprintExtractor()
+    let matcher = FingerMatcher()
+    private let queue = DispatchQueue(label: "biometricd.finger", qos: .userInitiated, attributes: .concurrent)
+    private let slots: DispatchSemaphore
+    private let galleryCache = Mutex<[FingerReference]?>(nil)
+    /// Per-camera distance calibration from the config (camera id or path → calibration).
+    let optics: [String: DistanceCalibration]
+
+    init(threads: Int, optics: [String: DistanceCalibration]) {
+        slots = DispatchSemaphore(value: max(1, threads))
+        self.optics = optics
+    }
+
+    /// The configured calibration of a camera (by id or device path), nil for the default one.
+    func optics(for device: any CameraDevice) -> DistanceCalibration? {
+        optics[device.id] ?? optics[device.description.path]
+    }
+
+    /// Runs `work` on the analysis pool (bounded by analysis_threads).
+    func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { [slots] in
+                slots.wait()
+                defer { slots.signal() }
+                continuation.resume(with: Result { try work() })
+            }
+        }
+    }
+
+    // MARK: Templates
+
+    /// One stored finger template, ready to match.
+    struct FingerReference: Sendable {
+        var user: String
+        var templateID: String
+        var position: String?
+        /// Local structures precomputed once, so each comparison only matches.
+        var print: PreparedPrint
+    }
+
+    func references(_ store: TemplateStore, user: String?) throws -> [FingerReference] {
+        try store.payloads(user: user, modality: .finger).compactMap { info, data in
+            guard let template = try? FingerTemplate(decoding: [UInt8](data)), let prepared = matcher.prepare(template) else {
+                return nil
+            }
+            return FingerReference(user: info.user, templateID: info.id, position: info.position, print: prepared)
+        }
+    }
+
+    /// Every user's finger templates (cached until a change).
+    func gallery(_ store: TemplateStore) throws -> [FingerReference] {
+        if let cached = galleryCache.withLock({ $0 }) { return cached }
+        let all = try references(store, user: nil)
+        galleryCache.withLock { $0 = all }
+        return all
+    }
+
+    /// Call after any change to finger templates.
+    func invalidateGallery() { galleryCache.withLock { $0 = nil } }
+
+    /// The best match of `probe` among `references`, on the SPEC §4 score scale.
+    func best(_ probe: FingerTemplate, among references: [FingerReference]) -> (score: Double, reference: FingerReference?) {
+        guard let prepared = matcher.prepare(probe) else { return (0, nil) }
+        var best: (Double, FingerReference?) = (0, nil)
+        for reference in references {
+            let score = matcher.score(prepared, reference.print)
+            if score > best.0 { best = (score, reference) }
+        }
+        return best
+    }
+
+    // MARK: Uploaded images and templates
+
+    /// Decodes an uploaded print image (PNG, JPEG, TIFF, PGM) at `dpi`.
+    static func decodePrint(_ base64: String, dpi: Int, field: String) throws -> FingerprintImage {
+        guard let data = Data(base64Encoded: base64), !data.isEmpty else {
+            throw RPCError.invalidParams(field: field, "'\(field)' must be a base64 PNG, JPEG, TIFF or PGM image")
+        }
+        do {
+            return try FingerprintExtractor.decodeImage([UInt8](data), ppi: dpi)
+        } catch {
+            throw RPCError.invalidParams(field: field, "'\(field)': \(error)")
+        }
+    }
+
+    /// Extracts a template, mapping "no usable ridges" to bad_capture.
+    func extract(_ image: FingerprintImage, position: FingerPosition? = nil) throws -> FingerTemplate {
+        do {
+            return try extractor.extract(image, position: position)
+        } catch let error as FingerprintError where error.isUnusablePrint {
+            throw RPCError.app(.badCapture, "no usable fingerprint: \(error)",
+                               hint: "use a sharper print with visible ridges (and the right dpi)")
+        } catch {
+            throw RPCError.internal("fingerprint extraction failed: \(error)")
+        }
+    }
+
+    /// A base64 finger template (biometricd or ISO 19794-2) or a print image.
+    func templateOrImage(_ base64: String, dpi: Int, field: String) throws -> FingerTemplate {
+        guard let data = Data(base64Encoded: base64), !data.isEmpty else {
+            throw RPCError.invalidParams(field: field, "'\(field)' is not base64")
+        }
+        let bytes = [UInt8](data)
+        if FingerTemplate.looksLikeTemplate(bytes) {
+            do {
+                return try FingerTemplate(decoding: bytes)
+            } catch {
+                throw RPCError.invalidParams(field: field, "'\(field)' is not a valid finger template: \(error)")
+            }
+        }
+        if ISO19794_2.looksLikeRecord(bytes) {
+            do {
+                guard let first = try ISO19794_2.decode(bytes).first else {
+                    throw RPCError.invalidParams(field: field, "'\(field)': the ISO 19794-2 record holds no finger view")
+                }
+                return first
+            } catch let error as RPCError {
+                throw error
+            } catch {
+                throw RPCError.invalidParams(field: field, "'\(field)' is not a valid ISO 19794-2 record: \(error)")
+            }
+        }
+        return try extract(try Self.decodePrint(base64, dpi: dpi, field: field))
+    }
+}

@@ -1,0 +1,99 @@
+import BiometricCamera
+import BiometricFinger
+import BiometricProtocol
+import BiometricStore
+import Foundation
+
+/// Finger capture / enrol / verify / identify and template management (SPEC §4).
+extension Daemon {
+    func registerFingerMethods(_ table: inout MethodTable) {
+        // Hands out camera content (print images), like camera.snapshot: admin only.
+        table.register(Method.fingerCapture) { [self] (context, p: FingerCaptureRequest) in
+            try policy.requireAdmin(context.peer, "finger.capture")
+            return try await fingerCapture(p, context)
+        }
+        table.register(Method.fingerEnroll) { [self] (context, p: FingerEnrollParams) in
+            try policy.requireSelfOrAdmin(context.peer, user: p.user, "enrol the fingers of")
+            return try await fingerEnroll(p, context)
+        }
+        table.register(Method.fingerVerify) { [self] (context, p: FingerAuthParams) in
+            guard let user = p.user else { throw RPCError.invalidParams(field: "user", "missing required parameter 'user'") }
+            try policy.requireSelfOrAdmin(context.peer, user: user, "verify the fingers of")
+            let references = try finger.references(store, user: user)
+            guard !references.isEmpty else {
+                throw RPCError.app(.noFingerRegistered, "user '\(user)' has no finger enrolled",
+                                   hint: "enrol first: authctl finger enroll \(user)", details: ["user": .string(user)])
+            }
+            let started = monotonicNanoseconds()
+            let outcome = try await fingerAuthenticate(p, references: references, context: context)
+            let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
+            logger.info("finger.verify \(user): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
+            return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: p.threshold ?? 48,
+                                      position: outcome.position?.name, liveness: outcome.liveness.rawValue,
+                                      captures: outcome.captures, durationMs: ms)
+        }
+        table.register(Method.fingerIdentify) { [self] (context, p: FingerAuthParams) in
+            try policy.requireAdminOrLogin(context.peer, "finger.identify")
+            guard p.user == nil else { throw RPCError.invalidParams(field: "user", "finger.identify takes no 'user': it finds one") }
+            let gallery = try finger.gallery(store)
+            guard !gallery.isEmpty else {
+                throw RPCError.app(.noFingerRegistered, "no finger is enrolled on this machine", hint: "enrol users first")
+            }
+            let started = monotonicNanoseconds()
+            let outcome = try await fingerAuthenticate(p, references: gallery, context: context)
+            let matched = outcome.matched && outcome.best != nil
+            let candidates = outcome.best.map { [Candidate(user: $0.user, score: outcome.score)] } ?? []
+            return FingerIdentifyResult(user: matched ? outcome.best?.user : nil, score: outcome.score,
+                                        position: outcome.position?.name, candidates: candidates,
+                                        liveness: outcome.liveness.rawValue,
+                                        durationMs: Int((monotonicNanoseconds() - started) / 1_000_000))
+        }
+        table.register(Method.fingerExtract) { [self] (context, p: FingerExtractParams) in
+            try policy.requireAdmin(context.peer, "finger.extract")
+            let image = try FingerService.decodePrint(p.image, dpi: p.dpi ?? 500, field: "image")
+            let finger = self.finger
+            let template = try await finger.run { try finger.extract(image) }
+            let format = p.format ?? "biometricd"
+            let bytes = format == "iso19794_2" ? ISO19794_2.encode([template]) : template.encoded()
+            return FingerExtractResult(template: Data(bytes).base64EncodedString(), format: format,
+                                       minutiae: template.minutiae.map(\.wire), quality: template.quality)
+        }
+        table.register(Method.fingerMatch) { [self] (context, p: FingerMatchParams) in
+            try policy.requireAdmin(context.peer, "finger.match")
+            let threshold = p.threshold ?? 48
+            let finger = self.finger
+            let dpi = p.dpi ?? 500
+            let probe = try await finger.run { try finger.templateOrImage(p.probe, dpi: dpi, field: "probe") }
+            let reference = try await finger.run { try finger.templateOrImage(p.reference, dpi: dpi, field: "reference") }
+            let score = finger.matcher.score(probe: probe, reference: reference)
+            return MatchResult(score: score, match: score >= threshold, threshold: threshold)
+        }
+        table.register(Method.fingerList) { [self] (context, p: FingerListParams) in
+            if let user = p.user {
+                try policy.requireSelfOrAdmin(context.peer, user: user, "list the fingers of")
+            } else {
+                try policy.requireAdmin(context.peer, "finger.list of every user")
+            }
+            return FingerListResult(templates: try store.templates(user: p.user, modality: .finger).map {
+                FingerTemplateInfo(id: $0.id, user: $0.user, position: $0.position ?? "unknown", created: $0.created,
+                                   quality: Int($0.quality))
+            })
+        }
+        table.register(Method.fingerRemove) { [self] (context, p: FingerRemoveParams) in
+            try policy.requireSelfOrAdmin(context.peer, user: p.user, "remove the fingers of")
+            guard try store.user(named: p.user) != nil else {
+                throw RPCError.app(.notFound, "user '\(p.user)' is not enrolled", details: ["user": .string(p.user)])
+            }
+            let n = try store.removeTemplates(user: p.user, modality: .finger, id: p.templateID)
+            finger.invalidateGallery()
+            return RemovedResult(removed: n)
+        }
+    }
+}
+
+extension Minutia {
+    var wire: MinutiaWire {
+        MinutiaWire(x: (Double(x) * 10).rounded() / 10, y: (Double(y) * 10).rounded() / 10,
+                    angle: (Double(angleDegrees) * 10).rounded() / 10, type: kind.rawValue, quality: Int(quality))
+    }
+}

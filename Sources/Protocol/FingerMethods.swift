@@ -1,0 +1,442 @@
+/// Params and results of the finger methods (SPEC §4), with their defaults and ranges.
+
+extension Method {
+    public static let fingerCapture = "finger.capture"
+    public static let fingerEnroll = "finger.enroll"
+    public static let fingerVerify = "finger.verify"
+    public static let fingerIdentify = "finger.identify"
+    public static let fingerExtract = "finger.extract"
+    public static let fingerMatch = "finger.match"
+    public static let fingerList = "finger.list"
+    public static let fingerRemove = "finger.remove"
+}
+
+/// How a hand is presented to the camera; shared by capture, enrol, verify and identify.
+public struct FingerCaptureSettings: Codable, Sendable, Equatable {
+    /// Digits that can be amputated (the thumb is its own mode).
+    public static let amputatable = ["index", "middle", "ring", "little"]
+
+    /// fingers | thumb [fingers]
+    public var mode: String?
+    /// left | right [right]
+    public var hand: String?
+    /// Subset of index, middle, ring, little.
+    public var amputated: [String]?
+    /// none | very_low | low | medium [low]
+    public var liveness: String?
+    /// [40] 0–100: the least print quality a kept fingertip must reach.
+    public var qualityThreshold: Int?
+    /// [10] 1–120
+    public var timeoutS: Int?
+
+    public init(mode: String? = nil, hand: String? = nil, amputated: [String]? = nil, liveness: String? = nil,
+                qualityThreshold: Int? = nil, timeoutS: Int? = nil) {
+        self.mode = mode
+        self.hand = hand
+        self.amputated = amputated
+        self.liveness = liveness
+        self.qualityThreshold = qualityThreshold
+        self.timeoutS = timeoutS
+    }
+
+    static let fields: Set<String> = ["mode", "hand", "amputated", "liveness", "quality_threshold", "timeout_s"]
+
+    enum CodingKeys: String, CodingKey {
+        case mode, hand, amputated, liveness
+        case qualityThreshold = "quality_threshold"
+        case timeoutS = "timeout_s"
+    }
+
+    public func validate() throws(RPCError) {
+        try Check.oneOf(mode, ["fingers", "thumb"], field: "mode")
+        try Check.oneOf(hand, ["left", "right"], field: "hand")
+        for (i, digit) in (amputated ?? []).enumerated() {
+            try Check.oneOf(digit, Self.amputatable, field: "amputated[\(i)]")
+        }
+        if let amputated {
+            guard Set(amputated).count == amputated.count else {
+                throw .invalidParams(field: "amputated", "parameter 'amputated' lists a finger twice")
+            }
+            guard (mode ?? "fingers") == "thumb" || amputated.count < 4 else {
+                throw .invalidParams(field: "amputated", "all four fingers are amputated: use mode 'thumb'")
+            }
+        }
+        try Check.oneOf(liveness, ["none", "very_low", "low", "medium"], field: "liveness")
+        try Check.range(qualityThreshold, 0...100, field: "quality_threshold")
+        try Check.range(timeoutS, 1...120, field: "timeout_s")
+    }
+}
+
+/// Params that embed `FingerCaptureSettings` decode them from the same flat object.
+public protocol FingerCaptureParams: RPCParams {
+    var capture: FingerCaptureSettings { get }
+}
+
+public struct FingerCaptureRequest: FingerCaptureParams, Encodable {
+    public static let fields = FingerCaptureSettings.fields.union(["camera", "image_format"])
+    public var camera: String?
+    public var capture: FingerCaptureSettings
+    /// none | png | jpeg | wsq [none]
+    public var imageFormat: String?
+
+    enum CodingKeys: String, CodingKey {
+        case camera
+        case imageFormat = "image_format"
+    }
+
+    public init(camera: String? = nil, capture: FingerCaptureSettings = .init(), imageFormat: String? = nil) {
+        self.camera = camera
+        self.capture = capture
+        self.imageFormat = imageFormat
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        camera = try c.decodeIfPresent(String.self, forKey: .camera)
+        imageFormat = try c.decodeIfPresent(String.self, forKey: .imageFormat)
+        capture = try FingerCaptureSettings(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(camera, forKey: .camera)
+        try c.encodeIfPresent(imageFormat, forKey: .imageFormat)
+        try capture.encode(to: encoder)
+    }
+
+    public func validate() throws(RPCError) {
+        try capture.validate()
+        try Check.oneOf(imageFormat, ["none", "png", "jpeg", "wsq"], field: "image_format")
+        if imageFormat == "wsq" {
+            throw .invalidParams(field: "image_format",
+                                 "WSQ is not available in this build (no conforming WSQ encoder); use png or jpeg")
+        }
+    }
+}
+
+public struct FingerBoxWire: Codable, Sendable, Equatable {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+    /// Degrees, clockwise from pointing up.
+    public var angle: Double
+    public init(x: Int, y: Int, width: Int, height: Int, angle: Double) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+        self.angle = angle
+    }
+}
+
+public struct CapturedFinger: Codable, Sendable {
+    /// right_index, left_thumb, ...
+    public var position: String
+    public var quality: Int
+    public var box: FingerBoxWire
+    /// base64 of the contact-like print (500 ppi) in the asked image_format.
+    public var image: String?
+    /// base64 of the finger template of this print.
+    public var template: String?
+    public var minutiae: Int?
+    public init(position: String, quality: Int, box: FingerBoxWire, image: String? = nil, template: String? = nil,
+                minutiae: Int? = nil) {
+        self.position = position
+        self.quality = quality
+        self.box = box
+        self.image = image
+        self.template = template
+        self.minutiae = minutiae
+    }
+}
+
+public struct FingerCaptureResult: Codable, Sendable {
+    public var fingers: [CapturedFinger]
+    /// live | fake | no_decision
+    public var liveness: String
+    public var imageFormat: String?
+    public var durationMs: Int
+    enum CodingKeys: String, CodingKey {
+        case fingers, liveness
+        case imageFormat = "image_format"
+        case durationMs = "duration_ms"
+    }
+    public init(fingers: [CapturedFinger], liveness: String, imageFormat: String?, durationMs: Int) {
+        self.fingers = fingers
+        self.liveness = liveness
+        self.imageFormat = imageFormat
+        self.durationMs = durationMs
+    }
+}
+
+public struct FingerEnrollParams: FingerCaptureParams, Encodable {
+    public static let fields = FingerCaptureSettings.fields.union(["user", "camera", "captures"])
+    public var user: String
+    public var camera: String?
+    public var capture: FingerCaptureSettings
+    /// [3] 1–10: captures per finger; the best prints are kept.
+    public var captures: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case user, camera, captures
+    }
+
+    public init(user: String, camera: String? = nil, capture: FingerCaptureSettings = .init(), captures: Int? = nil) {
+        self.user = user
+        self.camera = camera
+        self.capture = capture
+        self.captures = captures
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        user = try c.decode(String.self, forKey: .user)
+        camera = try c.decodeIfPresent(String.self, forKey: .camera)
+        captures = try c.decodeIfPresent(Int.self, forKey: .captures)
+        capture = try FingerCaptureSettings(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(user, forKey: .user)
+        try c.encodeIfPresent(camera, forKey: .camera)
+        try c.encodeIfPresent(captures, forKey: .captures)
+        try capture.encode(to: encoder)
+    }
+
+    public func validate() throws(RPCError) {
+        try UserName.validate(user)
+        try capture.validate()
+        try Check.range(captures, 1...10, field: "captures")
+    }
+}
+
+public struct EnrolledFinger: Codable, Sendable, Equatable {
+    public var id: String
+    public var position: String
+    public var quality: Int
+    public init(id: String, position: String, quality: Int) {
+        self.id = id
+        self.position = position
+        self.quality = quality
+    }
+}
+
+public struct FingerEnrollResult: Codable, Sendable {
+    public var templates: [EnrolledFinger]
+    public var capturesUsed: Int
+    enum CodingKeys: String, CodingKey {
+        case templates
+        case capturesUsed = "captures_used"
+    }
+    public init(templates: [EnrolledFinger], capturesUsed: Int) {
+        self.templates = templates
+        self.capturesUsed = capturesUsed
+    }
+}
+
+/// finger.verify (with `user`) and finger.identify (without).
+public struct FingerAuthParams: FingerCaptureParams, Encodable {
+    public static let fields = FingerCaptureSettings.fields.union(["user", "camera", "threshold"])
+    public var user: String?
+    public var camera: String?
+    public var capture: FingerCaptureSettings
+    /// [48] 0–100 on the FAR scale of SPEC §4.
+    public var threshold: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case user, camera, threshold
+    }
+
+    public init(user: String? = nil, camera: String? = nil, capture: FingerCaptureSettings = .init(), threshold: Double? = nil) {
+        self.user = user
+        self.camera = camera
+        self.capture = capture
+        self.threshold = threshold
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        user = try c.decodeIfPresent(String.self, forKey: .user)
+        camera = try c.decodeIfPresent(String.self, forKey: .camera)
+        threshold = try c.decodeIfPresent(Double.self, forKey: .threshold)
+        capture = try FingerCaptureSettings(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(user, forKey: .user)
+        try c.encodeIfPresent(camera, forKey: .camera)
+        try c.encodeIfPresent(threshold, forKey: .threshold)
+        try capture.encode(to: encoder)
+    }
+
+    public func validate() throws(RPCError) {
+        if let user { try UserName.validate(user) }
+        try capture.validate()
+        try Check.range(threshold, 0...100, field: "threshold")
+    }
+}
+
+public struct FingerVerifyResult: Codable, Sendable {
+    public var match: Bool
+    public var score: Double
+    public var threshold: Double
+    /// The finger that matched best (right_index, ...), null when no finger was seen.
+    public var position: String?
+    public var liveness: String
+    public var captures: Int
+    public var durationMs: Int
+    enum CodingKeys: String, CodingKey {
+        case match, score, threshold, position, liveness, captures
+        case durationMs = "duration_ms"
+    }
+    public init(match: Bool, score: Double, threshold: Double, position: String?, liveness: String, captures: Int,
+                durationMs: Int) {
+        self.match = match
+        self.score = score
+        self.threshold = threshold
+        self.position = position
+        self.liveness = liveness
+        self.captures = captures
+        self.durationMs = durationMs
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(match, forKey: .match)
+        try c.encode(score, forKey: .score)
+        try c.encode(threshold, forKey: .threshold)
+        try c.encode(position, forKey: .position)
+        try c.encode(liveness, forKey: .liveness)
+        try c.encode(captures, forKey: .captures)
+        try c.encode(durationMs, forKey: .durationMs)
+    }
+}
+
+public struct FingerIdentifyResult: Codable, Sendable {
+    public var user: String?
+    public var score: Double
+    public var position: String?
+    public var candidates: [Candidate]
+    public var liveness: String
+    public var durationMs: Int
+    enum CodingKeys: String, CodingKey {
+        case user, score, position, candidates, liveness
+        case durationMs = "duration_ms"
+    }
+    public init(user: String?, score: Double, position: String?, candidates: [Candidate], liveness: String, durationMs: Int) {
+        self.user = user
+        self.score = score
+        self.position = position
+        self.candidates = candidates
+        self.liveness = liveness
+        self.durationMs = durationMs
+    }
+    // `user: null` is an answer ("nobody recognised"): encode it explicitly.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(user, forKey: .user)
+        try c.encode(score, forKey: .score)
+        try c.encode(position, forKey: .position)
+        try c.encode(candidates, forKey: .candidates)
+        try c.encode(liveness, forKey: .liveness)
+        try c.encode(durationMs, forKey: .durationMs)
+    }
+}
+
+public struct FingerExtractParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["image", "dpi", "format"]
+    /// base64 PNG / JPEG / TIFF / PGM.
+    public var image: String
+    /// [500] 250–1000
+    public var dpi: Int?
+    /// biometricd | iso19794_2 [biometricd]: the encoding of the returned template.
+    public var format: String?
+    public init(image: String, dpi: Int? = nil, format: String? = nil) {
+        self.image = image
+        self.dpi = dpi
+        self.format = format
+    }
+    public func validate() throws(RPCError) {
+        try Check.range(dpi, 250...1000, field: "dpi")
+        try Check.oneOf(format, ["biometricd", "iso19794_2"], field: "format")
+    }
+}
+
+public struct MinutiaWire: Codable, Sendable, Equatable {
+    /// Pixels at 500 ppi, top-left origin.
+    public var x: Double
+    public var y: Double
+    /// Degrees, counter-clockwise from the x axis, ridge direction.
+    public var angle: Double
+    /// ending | bifurcation
+    public var type: String
+    public var quality: Int
+    public init(x: Double, y: Double, angle: Double, type: String, quality: Int) {
+        self.x = x
+        self.y = y
+        self.angle = angle
+        self.type = type
+        self.quality = quality
+    }
+}
+
+public struct FingerExtractResult: Codable, Sendable {
+    public var template: String
+    public var format: String
+    public var minutiae: [MinutiaWire]
+    public var quality: Int
+    public init(template: String, format: String, minutiae: [MinutiaWire], quality: Int) {
+        self.template = template
+        self.format = format
+        self.minutiae = minutiae
+        self.quality = quality
+    }
+}
+
+public struct FingerMatchParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["probe", "reference", "threshold", "dpi"]
+    /// base64 of a finger template or of a print image.
+    public var probe: String
+    /// base64 of a finger template or of a print image.
+    public var reference: String
+    /// [48] 0–100
+    public var threshold: Double?
+    /// [500] 250–1000: resolution of image arguments.
+    public var dpi: Int?
+    public init(probe: String, reference: String, threshold: Double? = nil, dpi: Int? = nil) {
+        self.probe = probe
+        self.reference = reference
+        self.threshold = threshold
+        self.dpi = dpi
+    }
+    public func validate() throws(RPCError) {
+        try Check.range(threshold, 0...100, field: "threshold")
+        try Check.range(dpi, 250...1000, field: "dpi")
+    }
+}
+
+public typealias FingerListParams = TemplateListParams
+
+public struct FingerTemplateInfo: Codable, Sendable, Equatable {
+    public var id: String
+    public var user: String
+    public var position: String
+    public var created: String
+    public var quality: Int
+    public init(id: String, user: String, position: String, created: String, quality: Int) {
+        self.id = id
+        self.user = user
+        self.position = position
+        self.created = created
+        self.quality = quality
+    }
+}
+
+public struct FingerListResult: Codable, Sendable {
+    public var templates: [FingerTemplateInfo]
+    public init(templates: [FingerTemplateInfo]) { self.templates = templates }
+}
+
+public typealias FingerRemoveParams = TemplateRemoveParams

@@ -1,0 +1,135 @@
+import ArgumentParser
+import BiometricClient
+import BiometricProtocol
+import Foundation
+
+struct Finger: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Capture, enrol, verify and identify fingers (contactless, in front of a camera).",
+        subcommands: [Capture.self, Enroll.self, Verify.self, Identify.self, List.self, Remove.self])
+
+    /// How the hand is shown; the same options for every capturing command.
+    struct HandOptions: ParsableArguments {
+        @Option(help: "Camera id, path or spec.") var camera: String?
+        @Option(help: "left or right.") var hand: String?
+        @Flag(help: "Capture the thumb instead of the four fingers.") var thumb = false
+        @Option(help: "Fingers that are missing (repeat): index, middle, ring, little.") var amputated: [String] = []
+        @Option(help: "Finger liveness level: none, very_low, low, medium.") var liveness: String?
+        @Option(help: "Minimum print quality (0-100).") var quality: Int?
+        @Option(help: "Give up after this many seconds (1-120).") var timeout: Int?
+
+        var settings: FingerCaptureSettings {
+            FingerCaptureSettings(mode: thumb ? "thumb" : nil, hand: hand, amputated: amputated.isEmpty ? nil : amputated,
+                                  liveness: liveness, qualityThreshold: quality, timeoutS: timeout)
+        }
+    }
+
+    struct Capture: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Capture fingerprints; -o DIR writes each print as an image (admin).")
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup var hand: HandOptions
+        @Option(name: .shortAndLong, help: "Folder to write the prints to (<position>.<format>).") var output: String?
+        @Option(help: "Image format of the prints: png or jpeg (WSQ is not available).") var format: String = "png"
+
+        func run() throws {
+            let wantsImages = output != nil
+            var result: FingerCaptureResult = try options.live(Method.fingerCapture, FingerCaptureRequest(
+                camera: hand.camera, capture: hand.settings, imageFormat: wantsImages ? format : nil))
+            if let output {
+                try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+                for (i, finger) in result.fingers.enumerated() {
+                    guard let image = finger.image, let data = Data(base64Encoded: image) else { continue }
+                    let path = "\(output)/\(finger.position).\(format == "jpeg" ? "jpg" : format)"
+                    try data.write(to: URL(fileURLWithPath: path))
+                    result.fingers[i].image = path
+                }
+            }
+            try options.output(result) {
+                (["captured \(result.fingers.count) finger(s), liveness \(result.liveness), \(result.durationMs) ms"]
+                    + result.fingers.map { "  \($0.position)  quality \($0.quality)" + ($0.image.map { "  \($0)" } ?? "") })
+                    .joined(separator: "\n")
+            }
+            if result.fingers.isEmpty { throw ExitCode(Exit.refused) }
+        }
+    }
+
+    struct Enroll: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Enrol the fingers of a hand (several captures, best kept).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "User name (default: you).") var user: String = currentUser()
+        @OptionGroup var hand: HandOptions
+        @Option(help: "Captures per finger (1-10).") var captures: Int?
+
+        func run() throws {
+            let result: FingerEnrollResult = try options.live(Method.fingerEnroll, FingerEnrollParams(
+                user: user, camera: hand.camera, capture: hand.settings, captures: captures))
+            try options.output(result) {
+                (["enrolled \(user): \(result.templates.count) finger(s) from \(result.capturesUsed) captures"]
+                    + result.templates.map { "  \($0.position)  quality \($0.quality)  \($0.id)" }).joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Verify a user's finger. Exit 0 on match, 1 otherwise.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "User name (default: you).") var user: String = currentUser()
+        @OptionGroup var hand: HandOptions
+        @Option(help: "Score threshold (0-100; 48 = FAR 0.01%).") var threshold: Double?
+
+        func run() throws {
+            let result: FingerVerifyResult = try options.live(Method.fingerVerify, FingerAuthParams(
+                user: user, camera: hand.camera, capture: hand.settings, threshold: threshold))
+            try options.output(result) {
+                "\(result.match ? "match" : "no match") for \(user): score \(result.score) (threshold \(result.threshold))"
+                    + (result.position.map { ", \($0)" } ?? "") + ", liveness \(result.liveness), \(result.durationMs) ms"
+            }
+            if !result.match { throw ExitCode(Exit.refused) }
+        }
+    }
+
+    struct Identify: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Whose finger is this? (admin or login group)")
+        @OptionGroup var options: GlobalOptions
+        @OptionGroup var hand: HandOptions
+        @Option(help: "Score threshold (0-100).") var threshold: Double?
+
+        func run() throws {
+            let result: FingerIdentifyResult = try options.live(Method.fingerIdentify, FingerAuthParams(
+                camera: hand.camera, capture: hand.settings, threshold: threshold))
+            try options.output(result) {
+                (result.user.map { "\($0) (score \(result.score)\(result.position.map { ", \($0)" } ?? ""))" } ?? "nobody recognised")
+                    + "\n" + result.candidates.map { "  \($0.user) \($0.score)" }.joined(separator: "\n")
+            }
+            if result.user == nil { throw ExitCode(Exit.refused) }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List finger templates (one user, or all with --all).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "User name (default: you).") var user: String = currentUser()
+        @Flag(help: "Every user's templates (admin).") var all = false
+
+        func run() throws {
+            let result: FingerListResult = try options.connect().call(Method.fingerList, FingerListParams(user: all ? nil : user))
+            try options.output(result) {
+                result.templates.isEmpty ? "no finger templates" : result.templates.map {
+                    "\($0.id)  \($0.user)  \($0.position)  quality \($0.quality)  \($0.created)"
+                }.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove one finger template, or all of a user's.")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "User name (default: you).") var user: String = currentUser()
+        @Option(help: "Template id (default: all of the user's).") var template: String?
+
+        func run() throws {
+            let result: RemovedResult = try options.connect().call(Method.fingerRemove, FingerRemoveParams(user: user, templateID: template))
+            try options.output(result) { "removed \(result.removed) finger template(s) of \(user)" }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import BiometricClient
+import BiometricProtocol
+import CVision
+import Foundation
+import XCTest
+
+let fvcImages = sharedData + "/fingers/fvc2002_db2_b/images"
+
+/// Finger capture / enrol / verify / identify through the socket, on replay cameras showing
+/// rendered hands whose fingertips carry real FVC2002 prints (finger-scene), and finger.extract /
+/// finger.match on the real prints.
+final class FingerFlowTests: XCTestCase {
+    var folders: [String] = []
+
+    override func setUpWithError() throws {
+        guard FileManager.default.fileExists(atPath: fvcImages + "/101_1.tif") else {
+            throw XCTSkip("FVC2002 data missing at \(fvcImages)")
+        }
+    }
+
+    override func tearDown() {
+        folders.forEach { try? FileManager.default.removeItem(atPath: $0) }
+    }
+
+    /// Renders a replay folder: a right hand whose index…little fingertips carry `prints`.
+    func scene(_ prints: [String], frames: Int = 24, extra: [String] = []) throws -> String {
+        let dir = "/tmp/bmd-scene-\(UUID().uuidString.prefix(8))"
+        let result = try runProgram(productsDirectory + "/finger-scene",
+                                    ["--out", dir, "--frames", "\(frames)", "--prints", prints.joined(separator: ","),
+                                     "--prints-dir", fvcImages] + extra)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        folders.append(dir)
+        return "replay:\(dir)?fps=15&loop=true"
+    }
+
+    func fingers(_ finger: Int, impression: Int) -> [String] {
+        (finger..<finger + 4).map { "\($0)_\(impression)" }
+    }
+
+    func enroll(_ client: BiometricClient, _ user: String, camera: String, events: ((JSONValue) -> Void)? = nil) throws -> FingerEnrollResult {
+        try client.call(Method.fingerEnroll, FingerEnrollParams(
+            user: user, camera: camera, capture: FingerCaptureSettings(liveness: "none", timeoutS: 30), captures: 2), onEvent: events)
+    }
+
+    func verify(_ client: BiometricClient, _ user: String, camera: String) throws -> FingerVerifyResult {
+        try client.call(Method.fingerVerify, FingerAuthParams(user: user, camera: camera,
+                                                              capture: FingerCaptureSettings(liveness: "none", timeoutS: 8)))
+    }
+
+    func testEnrolThenVerifyTheSameFingersAndNotOthers() throws {
+        let daemon = try DaemonProcess(cameras: [
+            try scene(fingers(101, impression: 1)),
+            try scene(fingers(101, impression: 3)),
+            try scene(fingers(105, impression: 1)),
+        ])
+        let client = try daemon.client()
+        var events: [JSONValue] = []
+        let enrolled = try enroll(client, "ana", camera: "replay0") { events.append($0) }
+        XCTAssertEqual(enrolled.templates.map(\.position), ["right_index", "right_middle", "right_ring", "right_little"])
+        XCTAssertEqual(enrolled.capturesUsed, 2)
+        let frame = try XCTUnwrap(events.first { $0["type"] == "finger.frame" && $0["fingers"]?.arrayValue?.count == 4 },
+                                  "finger.frame events show the four fingers")
+        for field in ["fingers", "distance", "distance_range", "feedback"] { XCTAssertNotNil(frame[field], field) }
+        let box = try XCTUnwrap(frame["fingers"]?.arrayValue?.first)
+        for field in ["box", "angle", "quality"] { XCTAssertNotNil(box[field], "finger carries \(field)") }
+        XCTAssertTrue(["unavailable", "low", "medium", "high"].contains(box["quality"]?.stringValue ?? ""))
+        let range = try XCTUnwrap(frame["distance_range"])
+        let bounds = ["min", "optimal_min", "optimal_max", "max"].compactMap { range[$0]?.doubleValue }
+        XCTAssertEqual(bounds.count, 4)
+        XCTAssertEqual(bounds, bounds.sorted(), "distance_range is ordered")
+
+        let same = try verify(client, "ana", camera: "replay1")
+        XCTAssertTrue(same.match, "other impressions of the same fingers match (score \(same.score))")
+        XCTAssertGreaterThanOrEqual(same.score, 48)
+        XCTAssertNotNil(same.position)
+        let other = try verify(client, "ana", camera: "replay2")
+        XCTAssertFalse(other.match, "other fingers do not (score \(other.score))")
+        XCTAssertLessThan(other.score, 48)
+        XCTAssertGreaterThan(other.captures, 0, "prints were captured and compared")
+
+        let list: FingerListResult = try client.call(Method.fingerList, FingerListParams(user: "ana"))
+        XCTAssertEqual(Set(list.templates.map(\.position)), ["right_index", "right_middle", "right_ring", "right_little"])
+        let user: UserRecord = try client.call(Method.userGet, UserParams(user: "ana"))
+        XCTAssertEqual(user.fingerTemplates, 4)
+        let removed: RemovedResult = try client.call(Method.fingerRemove, FingerRemoveParams(user: "ana", templateID: list.templates[0].id))
+        XCTAssertEqual(removed.removed, 1)
+        let all: RemovedResult = try client.call(Method.fingerRemove, FingerRemoveParams(user: "ana"))
+        XCTAssertEqual(all.removed, 3)
+        XCTAssertEqual(rpcError { let _: FingerVerifyResult = try verify(client, "ana", camera: "replay1") }?.errorReason,
+                       .noFingerRegistered)
+    }
+
+    func testIdentifyFindsTheRightUser() throws {
+        let daemon = try DaemonProcess(cameras: [
+            try scene(fingers(101, impression: 1)),
+            try scene(fingers(105, impression: 1)),
+            try scene(fingers(105, impression: 4)),
+        ])
+        let client = try daemon.client()
+        _ = try enroll(client, "ana", camera: "replay0")
+        _ = try enroll(client, "bo", camera: "replay1")
+        let found: FingerIdentifyResult = try client.call(
+            Method.fingerIdentify, FingerAuthParams(camera: "replay2", capture: FingerCaptureSettings(liveness: "none", timeoutS: 8)))
+        XCTAssertEqual(found.user, "bo", "score \(found.score)")
+    }
+
+    func testNoFingersMeansTimeoutAndUnknownUserHasNoFingers() throws {
+        let daemon = try DaemonProcess(cameras: [try scene([], frames: 4, extra: ["--empty"])])
+        let client = try daemon.client()
+        let empty = rpcError {
+            let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
+                camera: "replay0", capture: FingerCaptureSettings(liveness: "none", timeoutS: 2)))
+        }
+        XCTAssertEqual(empty?.errorReason, .timeout, "\(String(describing: empty))")
+        XCTAssertEqual(rpcError { let _: FingerVerifyResult = try verify(client, "nobody-here", camera: "replay0") }?.errorReason,
+                       .noFingerRegistered)
+        let wsq = rpcError {
+            let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(imageFormat: "wsq"))
+        }
+        XCTAssertEqual(wsq?.field, "image_format")
+        let amputated = rpcError {
+            let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
+                capture: FingerCaptureSettings(amputated: ["index", "thumb"])))
+        }
+        XCTAssertEqual(amputated?.field, "amputated[1]")
+    }
+
+    func testAuthctlCaptureWritesPrints() throws {
+        let daemon = try DaemonProcess(cameras: [try scene(fingers(101, impression: 2))])
+        let out = daemon.root + "/prints"
+        let result = try runProgram(productsDirectory + "/authctl",
+                                    ["finger", "capture", "-o", out, "--liveness", "none", "--json", "--socket", daemon.socket])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n")
+        XCTAssertGreaterThan(lines.count, 1, "event lines, then the result")
+        let capture = try JSONDecoder().decode(FingerCaptureResult.self, from: Data(lines.last!.utf8))
+        XCTAssertEqual(capture.fingers.count, 4)
+        for position in ["right_index", "right_middle", "right_ring", "right_little"] {
+            let png = try Data(contentsOf: URL(fileURLWithPath: "\(out)/\(position).png"))
+            XCTAssertEqual(png.prefix(4), Data([0x89, 0x50, 0x4E, 0x47]), position)
+        }
+    }
+
+    // MARK: finger.extract / finger.match on real prints
+
+    func testExtractAndMatchRealPrints() throws {
+        let daemon = try DaemonProcess(cameras: [])
+        let client = try daemon.client()
+        func image(_ name: String) throws -> String {
+            try Data(contentsOf: URL(fileURLWithPath: "\(fvcImages)/\(name).tif")).base64EncodedString()
+        }
+        let extracted: FingerExtractResult = try client.call(Method.fingerExtract, FingerExtractParams(image: try image("103_1"), dpi: 569))
+        XCTAssertGreaterThan(extracted.minutiae.count, 15)
+        XCTAssertTrue(extracted.minutiae.allSatisfy { ["ending", "bifurcation"].contains($0.type) })
+        let iso: FingerExtractResult = try client.call(Method.fingerExtract, FingerExtractParams(image: try image("103_1"), dpi: 569,
+                                                                                                 format: "iso19794_2"))
+        XCTAssertEqual(Data(base64Encoded: iso.template)?.prefix(8), Data("FMR\0 20\0".utf8))
+
+        let same: MatchResult = try client.call(Method.fingerMatch, FingerMatchParams(
+            probe: extracted.template, reference: try image("103_2"), dpi: 569))
+        XCTAssertTrue(same.match, "103_1 vs 103_2: \(same.score)")
+        let isoSame: MatchResult = try client.call(Method.fingerMatch, FingerMatchParams(
+            probe: iso.template, reference: try image("103_4"), dpi: 569))
+        XCTAssertTrue(isoSame.match, "an ISO record matches too: \(isoSame.score)")
+        let other: MatchResult = try client.call(Method.fingerMatch, FingerMatchParams(
+            probe: extracted.template, reference: try image("108_2"), dpi: 569))
+        XCTAssertFalse(other.match, "103 vs 108: \(other.score)")
+    }
+
+    func testExtractRefusesBadImages() throws {
+        let daemon = try DaemonProcess(cameras: [])
+        let client = try daemon.client()
+        func extractError(_ base64: String, dpi: Int? = nil) -> RPCError? {
+            rpcError { let _: FingerExtractResult = try client.call(Method.fingerExtract, FingerExtractParams(image: base64, dpi: dpi)) }
+        }
+        XCTAssertEqual(extractError("")?.field, "image", "empty")
+        XCTAssertEqual(extractError("%%% not base64")?.field, "image")
+        XCTAssertEqual(extractError(Data("just some text, not an image".utf8).base64EncodedString())?.field, "image", "wrong format")
+        var png = try XCTUnwrap(Self.grayPNG(width: 300, height: 400, value: 90))
+        png.replaceSubrange(40..<png.count, with: Data(repeating: 0xAB, count: png.count - 40))
+        XCTAssertEqual(extractError(png.base64EncodedString())?.field, "image", "corrupt")
+        XCTAssertEqual(extractError(try Data(contentsOf: URL(fileURLWithPath: "\(fvcImages)/101_1.tif")).base64EncodedString(), dpi: 5000)?.field,
+                       "dpi")
+        // 20000×20000: refused from its header, before decoding 400 MB.
+        let huge = try XCTUnwrap(Self.pngHeader(width: 20000, height: 20000))
+        XCTAssertEqual(extractError(huge.base64EncodedString())?.field, "image", "huge")
+        // A blank image decodes but holds no print.
+        let blank = try XCTUnwrap(Self.grayPNG(width: 300, height: 400, value: 200))
+        XCTAssertEqual(extractError(blank.base64EncodedString())?.errorReason, .badCapture)
+        // The daemon is still there.
+        let status: DaemonStatus = try client.call(Method.daemonStatus)
+        XCTAssertGreaterThan(status.uptimeS, 0)
+    }
+
+    /// A uniform grey PNG.
+    static func grayPNG(width: Int, height: Int, value: UInt8) -> Data? {
+        let pixels = [UInt8](repeating: value, count: width * height)
+        var out: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        guard cvis_encode_png(pixels, Int32(width), Int32(height), 1, &out, &length) == CVIS_OK, let out else { return nil }
+        defer { cvis_free(out) }
+        return Data(bytes: out, count: length)
+    }
+
+    /// A small valid PNG whose header claims `width`×`height` (IHDR rewritten, CRC fixed): a
+    /// decompression bomb's shape without its bytes.
+    static func pngHeader(width: Int, height: Int) -> Data? {
+        guard var png = grayPNG(width: 64, height: 64, value: 0) else { return nil }
+        func put32(_ value: UInt32, at offset: Int) {
+            for i in 0..<4 { png[offset + i] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(i))) }
+        }
+        // Signature (8), IHDR length (4), "IHDR" at 12, width at 16, height at 20, CRC at 29.
+        put32(UInt32(width), at: 16)
+        put32(UInt32(height), at: 20)
+        put32(crc32(png[12..<29]), at: 29)
+        return png
+    }
+
+    static func crc32(_ bytes: Data) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+}
