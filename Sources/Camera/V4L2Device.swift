@@ -12,8 +12,11 @@ let supportedFourccs = ["YUYV", "MJPG", "GREY", "Y16 ", "NV12", "UYVY", "RGB3", 
 let infraredFourccs: Set<String> = ["GREY", "Y16 "]
 
 func fourccString(_ value: UInt32) -> String {
-    let bytes = (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) }
-    return String(decoding: bytes, as: UTF8.self)
+    // Bit 31 is V4L2_PIX_FMT_FLAG_BE (the big-endian twin, e.g. Y16_BE): name it "-BE" rather than
+    // letting the byte 0x80+ turn into U+FFFD ("Y16\u{FFFD}") in camera.list.
+    let bytes = (0..<4).map { UInt8((value >> (8 * $0)) & ($0 == 3 ? 0x7F : 0xFF)) }
+    let name = String(decoding: bytes, as: UTF8.self)
+    return value & (1 << 31) != 0 ? name + "-BE" : name
 }
 
 func fourccValue(_ text: String) -> UInt32 {

@@ -99,11 +99,10 @@ final class FingerService: Sendable {
     func extract(_ image: FingerprintImage, position: FingerPosition? = nil) throws -> FingerTemplate {
         do {
             return try extractor.extract(image, position: position)
-        } catch let error as FingerprintError where error.isUnusablePrint {
+        } catch {
+            guard error.isUnusablePrint else { throw RPCError.internal("fingerprint extraction failed: \(error)") }
             throw RPCError.app(.badCapture, "no usable fingerprint: \(error)",
                                hint: "use a sharper print with visible ridges (and the right dpi)")
-        } catch {
-            throw RPCError.internal("fingerprint extraction failed: \(error)")
         }
     }
 

@@ -16,6 +16,8 @@ final class AccessControlTests: XCTestCase {
         daemon = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=20&loop=true"]) { state in
             let store = try TemplateStore(directory: state, key: try TemplateKey.load(stateDirectory: state, credentialsDirectory: nil))
             try store.addTemplate(user: "alice", modality: .face, quality: 80, payload: Data(repeating: 1, count: 64))
+            try store.addTemplate(user: "alice", modality: .finger, position: "right_index", quality: 70,
+                                  payload: Data(repeating: 2, count: 64))
         }
     }
 
@@ -59,6 +61,23 @@ final class AccessControlTests: XCTestCase {
         XCTAssertEqual(record.faceTemplates, 1)
         // nobody may ask about itself: it is simply not enrolled.
         XCTAssertEqual(try asNobody("user", "show", "nobody").status, 4)
+    }
+
+    func testNobodyCannotTouchAnotherUsersFingers() throws {
+        for arguments in [["finger", "list", "alice"], ["finger", "remove", "alice"], ["finger", "enroll", "alice"],
+                          ["finger", "verify", "alice"], ["finger", "list", "--all"], ["finger", "capture"], ["finger", "identify"]] {
+            let result = try runProgram("/usr/sbin/runuser", ["-u", "nobody", "--", authctl] + authctlArgs(arguments))
+            XCTAssertEqual(result.status, 1, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("permission") || result.stderr.contains("may not") || result.stderr.contains("administrator"),
+                          "\(arguments): \(result.stderr)")
+        }
+        // Nothing changed: alice's finger template is still there.
+        let list = try asRoot("finger", "list", "alice", "--json")
+        XCTAssertEqual(list.status, 0, list.stderr)
+        let templates = try JSONDecoder().decode(FingerListResult.self, from: Data(list.stdout.utf8)).templates
+        XCTAssertEqual(templates.map(\.position), ["right_index"])
+        // nobody may manage its own (empty) fingers.
+        XCTAssertEqual(try asNobody("finger", "list", "nobody").status, 0)
     }
 
     func testPeerCredentialsAreTheCallersNotTheDaemons() throws {
@@ -129,6 +148,9 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(threads.contains("\(config):3") && threads.contains("analysis_threads"), threads)
         try "socket = /tmp/x.sock\nfavourite_colour = blue\n".write(toFile: config, atomically: true, encoding: .utf8)
         XCTAssertTrue(try startupFailure(["--config", config]).contains("'favourite_colour' unknown key"))
+        try "finger_optics = replay0 hfov=500\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let optics = try startupFailure(["--config", config])
+        XCTAssertTrue(optics.contains("\(config):1") && optics.contains("finger_optics") && optics.contains("hfov="), optics)
         try "camera = usb:0\n".write(toFile: config, atomically: true, encoding: .utf8)
         XCTAssertTrue(try startupFailure(["--config", config]).contains("camera"))
         XCTAssertTrue(try startupFailure(["--config", "/nonexistent/biometricd.conf"]).contains("cannot be read"))

@@ -1,4 +1,7 @@
-// CVision fingerprint API (contact or contact-like prints): segmentation, enhancement, minutiae.
+// CVision fingerprint API (contact or contact-like prints): segmentation, enhancement, minutiae,
+// and the minutia matcher (MCC cylinders + relaxation), plus JPEG encoding for image export.
+// Coordinates are always in 500-ppi pixels of the input rescaled to 500 ppi; angles are radians in
+// [0, 2π), counter-clockwise as seen on screen (y down), as ISO/IEC 19794-2 measures them.
 #ifndef CVISION_PRINT_H
 #define CVISION_PRINT_H
 
@@ -7,6 +10,59 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+typedef enum {
+    CVIS_MINUTIA_ENDING = 1,
+    CVIS_MINUTIA_BIFURCATION = 2,
+} cvis_minutia_kind;
+
+typedef struct {
+    float x, y;      // 500-ppi pixels from the top-left corner
+    float angle;     // radians [0, 2π), counter-clockwise on screen
+    uint8_t kind;    // cvis_minutia_kind
+    uint8_t quality; // 0–100
+} cvis_minutia;
+
+typedef struct {
+    int width, height; // the image after rescaling to 500 ppi
+    int quality;       // 0–100: ridge clarity × usable area
+    int count;         // minutiae found (may exceed the capacity passed in; only capacity written)
+    float foreground;  // fraction of the image that is usable print
+    float ridge_period; // median ridge period in 500-ppi pixels (≈ 9 for adults)
+    float periodic;     // fraction of the foreground with a clean periodic ridge signal (noise: low)
+} cvis_print_info;
+
+/// Most minutiae one extraction reports (the best by quality are kept).
+#define CVIS_PRINT_MAX_MINUTIAE 200
+
+/// Extracts minutiae from an 8-bit grey print, ridges dark. `mask` (optional, same size) is
+/// non-zero where the finger is. Writes up to `capacity` minutiae to `out` and the summary to `info`.
+/// `enhanced` and `skeleton` (optional) receive info->width × info->height bytes each; since the
+/// size is only known afterwards, pass buffers of at least cvis_print_scaled_size() bytes.
+/// Fails with CVIS_ERR_ARGUMENT on bad geometry; an image without ridges is not a failure (count 0).
+cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask,
+                               cvis_minutia *out, int capacity, cvis_print_info *info, uint8_t *enhanced,
+                               uint8_t *skeleton);
+
+/// Width × height in bytes of the image rescaled to 500 ppi (for the debug buffers above).
+size_t cvis_print_scaled_size(int width, int height, int ppi);
+
+/// A template prepared for matching: minutia cylinders (Minutia Cylinder-Code, bit version).
+/// Immutable once made; matching only reads it, so one model may be used from many threads.
+typedef struct cvis_print_model cvis_print_model;
+
+cvis_print_model *cvis_print_model_make(const cvis_minutia *minutiae, int count, cvis_status *status);
+void cvis_print_model_free(cvis_print_model *model);
+/// Number of valid cylinders (minutiae with enough neighbours to describe).
+int cvis_print_model_cylinders(const cvis_print_model *model);
+
+/// Similarity of two prepared templates, 0–1 (symmetric up to rounding). 0 when either is empty.
+double cvis_print_match(const cvis_print_model *probe, const cvis_print_model *reference);
+
+/// Encodes packed grey (channels 1) or BGR (channels 3) pixels as baseline JPEG (quality 1–100).
+/// The caller frees *out with cvis_free.
+cvis_status cvis_encode_jpeg(const uint8_t *pixels, int width, int height, int channels, int quality,
+                             uint8_t **out, size_t *out_length);
 
 #ifdef __cplusplus
 }

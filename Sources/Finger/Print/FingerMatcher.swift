@@ -1,0 +1,147 @@
+import CVision
+import Dispatch
+import Synchronization
+
+/// A template made ready for matching: its Minutia Cylinder-Codes (the local descriptor of every
+/// minutia) are computed once, so 1:N search only pays for comparisons. Immutable after creation
+/// and only read while matching, hence safe to share between threads.
+public final class PreparedPrint: @unchecked Sendable {
+    public let template: FingerTemplate
+    /// The C++ model (cylinders); freed with this object. Never mutated after init.
+    let model: OpaquePointer
+
+    /// Minutiae with a valid cylinder (enough neighbours inside the print).
+    public var cylinderCount: Int { Int(cvis_print_model_cylinders(model)) }
+
+    init?(_ template: FingerTemplate) {
+        var raw = template.minutiae.map {
+            cvis_minutia(x: Float($0.x), y: Float($0.y), angle: Float($0.angle),
+                         kind: UInt8($0.kind == .ending ? CVIS_MINUTIA_ENDING.rawValue : CVIS_MINUTIA_BIFURCATION.rawValue),
+                         quality: UInt8($0.quality))
+        }
+        var status = CVIS_OK
+        guard let model = raw.withUnsafeMutableBufferPointer({ cvis_print_model_make($0.baseAddress, Int32($0.count), &status) }) else {
+            return nil
+        }
+        self.template = template
+        self.model = model
+    }
+
+    deinit { cvis_print_model_free(model) }
+}
+
+/// Compares fingerprint templates. Local structures (MCC cylinders: which neighbours lie where
+/// around each minutia, relative to its direction) make it independent of rotation and
+/// translation and tolerant of partial overlap (any rotation: the best local pairs vote for the
+/// global rotation, and only pairs within 90° of it are kept); a relaxation step keeps the pairs
+/// whose mutual geometry agrees (distances, relative angles), which tolerates skin distortion
+/// locally but rejects coincidental look-alikes. The hot loop is C++ (CVision/print.cpp), compiled
+/// -O2 even in debug builds, so tests and the daemon see the same speed.
+public struct FingerMatcher: Sendable {
+    public let calibration: PrintCalibration
+
+    public init(calibration: PrintCalibration = FingerCalibration.fvc2002) {
+        self.calibration = calibration
+    }
+
+    /// Prepares a template for repeated matching (nil only when memory runs out).
+    public func prepare(_ template: FingerTemplate) -> PreparedPrint? { PreparedPrint(template) }
+
+    /// Raw similarity 0–1 (the matcher's own scale; see `score` for the calibrated one).
+    public func similarity(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Double {
+        cvis_print_match(probe.model, reference.model)
+    }
+
+    /// The SPEC §4 score, 0–100 (−12·log10 FAR): 48 ↔ FAR 0.01 %.
+    public func score(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Double {
+        calibration.score(similarity: similarity(probe, reference))
+    }
+
+    /// The SPEC §4 score of two templates (prepares both; use `prepare` for repeated matching).
+    public func score(probe: FingerTemplate, reference: FingerTemplate) -> Double {
+        guard let p = prepare(probe), let r = prepare(reference) else { return 0 }
+        return score(p, r)
+    }
+
+    /// 1:N: the `limit` best references for `probe`, best first. With `threads` > 1 the gallery
+    /// is split into that many slices searched concurrently (matching only reads the prepared
+    /// prints, so no locking is needed); the caller decides how many cores a search may take.
+    public func search(_ probe: PreparedPrint, in gallery: [PreparedPrint], limit: Int = 5,
+                       threads: Int = 1) -> [(index: Int, score: Double)] {
+        let slices = max(1, min(threads, gallery.count / 256 + 1))
+        let chunk = (gallery.count + slices - 1) / max(1, slices)
+        let partial = Mutex<[[(index: Int, similarity: Double)]]>([])
+        let work = { @Sendable (slice: Int) in
+            let range = min(gallery.count, slice * chunk)..<min(gallery.count, (slice + 1) * chunk)
+            let found = Self.best(limit, of: range.lazy.map { ($0, cvis_print_match(probe.model, gallery[$0].model)) })
+            partial.withLock { $0.append(found) }
+        }
+        if slices == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: slices, execute: work) }
+        return Self.best(limit, of: partial.withLock { $0.joined().map { ($0.index, $0.similarity) } })
+            .map { ($0.index, calibration.score(similarity: $0.similarity)) }
+    }
+
+    /// The `limit` highest similarities, best first (a small insertion list: limit is tiny).
+    static func best<S: Sequence>(_ limit: Int, of candidates: S) -> [(index: Int, similarity: Double)]
+    where S.Element == (Int, Double) {
+        var best: [(index: Int, similarity: Double)] = []
+        for (i, s) in candidates where best.count < limit || s > best[best.count - 1].similarity {
+            let at = best.firstIndex { $0.similarity < s } ?? best.count
+            best.insert((i, s), at: at)
+            if best.count > limit { best.removeLast() }
+        }
+        return best
+    }
+}
+
+/// Maps a matcher similarity to the FAR-calibrated score of SPEC §4: score = −12·log10(FAR),
+/// capped to 0–100. FAR(s) is the fraction of impostor comparisons with similarity ≥ s on public
+/// data; beyond the data a fitted tail continues it. Knots are (similarity, log10 FAR) with
+/// similarity increasing; log10 FAR is interpolated linearly between them.
+public struct PrintCalibration: Sendable {
+    public struct Knot: Sendable, Equatable {
+        public var similarity: Double
+        public var log10FAR: Double
+        public init(_ similarity: Double, _ log10FAR: Double) {
+            self.similarity = similarity
+            self.log10FAR = log10FAR
+        }
+    }
+
+    public let knots: [Knot]
+    public let source: String
+
+    public init(knots: [Knot], source: String) {
+        precondition(knots.count >= 2, "a calibration needs two knots")
+        self.knots = knots.sorted { $0.similarity < $1.similarity }
+        self.source = source
+    }
+
+    public func log10FAR(similarity s: Double) -> Double {
+        guard s > knots[0].similarity else { return min(0, knots[0].log10FAR) }
+        for (a, b) in zip(knots, knots.dropFirst()) where s <= b.similarity {
+            let t = (s - a.similarity) / (b.similarity - a.similarity)
+            return a.log10FAR + t * (b.log10FAR - a.log10FAR)
+        }
+        // Beyond the last knot: continue the last segment (the fitted tail).
+        let (a, b) = (knots[knots.count - 2], knots[knots.count - 1])
+        let slope = (b.log10FAR - a.log10FAR) / (b.similarity - a.similarity)
+        return b.log10FAR + slope * (s - b.similarity)
+    }
+
+    /// The SPEC §4 score, 0–100, to one decimal.
+    public func score(similarity s: Double) -> Double {
+        let v = -12 * log10FAR(similarity: s)
+        return (max(0, min(100, v)) * 10).rounded() / 10
+    }
+
+    /// The similarity at which `score` is reached (for thresholds).
+    public func similarity(forScore score: Double) -> Double {
+        var lo = 0.0, hi = 1.0
+        for _ in 0..<60 {
+            let mid = (lo + hi) / 2
+            if -12 * log10FAR(similarity: mid) < score { lo = mid } else { hi = mid }
+        }
+        return hi
+    }
+}
