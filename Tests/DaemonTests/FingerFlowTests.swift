@@ -104,6 +104,27 @@ final class FingerFlowTests: XCTestCase {
         XCTAssertEqual(found.user, "bo", "score \(found.score)")
     }
 
+    func testPaperFingersAreRefusedAtMediumLiveness() throws {
+        let daemon = try DaemonProcess(cameras: [
+            try scene(fingers(101, impression: 1)),
+            // The halftone cue needs the dots resolved: fingers ≥ ~180 px wide at 1280×720
+            // (Docs/finger-camera.md); at 170 px this rendered print passes as live.
+            try scene(fingers(101, impression: 3), extra: ["--attack", "paper", "--finger-width", "200"]),
+            try scene(fingers(101, impression: 3), extra: ["--finger-width", "200"]),
+        ])
+        let client = try daemon.client()
+        _ = try enroll(client, "ana", camera: "replay0")
+        let attack = rpcError {
+            let _: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(
+                user: "ana", camera: "replay1", capture: FingerCaptureSettings(liveness: "medium", timeoutS: 8)))
+        }
+        XCTAssertEqual(attack?.errorReason, .spoofDetected, "a printed hand of the enrolled fingers: \(String(describing: attack))")
+        let live: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(
+            user: "ana", camera: "replay2", capture: FingerCaptureSettings(liveness: "medium", timeoutS: 8)))
+        XCTAssertTrue(live.match, "the live hand passes: score \(live.score)")
+        XCTAssertEqual(live.liveness, "live")
+    }
+
     func testNoFingersMeansTimeoutAndUnknownUserHasNoFingers() throws {
         let daemon = try DaemonProcess(cameras: [try scene([], frames: 4, extra: ["--empty"])])
         let client = try daemon.client()
