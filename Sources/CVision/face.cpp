@@ -280,7 +280,7 @@ cvis_status face_embed_points(cvis_face_engine *engine, cvis_image_view image, c
     if (!engine->net) return fail(CVIS_ERR_ARGUMENT, "no face recognition model loaded");
     if (!finite_landmarks(points, count)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
     return guarded([&]() -> cvis_status {
-        engine->net->embed(view_mat(image), points, count, flip != 0, out);
+        engine->net->embed(view_mat(image), points, count, std::clamp(flip, 0, 2), out);
         return CVIS_OK;
     });
 }

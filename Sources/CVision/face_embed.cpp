@@ -63,7 +63,7 @@ struct FaceNet::Impl {
 FaceNet::FaceNet(const FaceNetWeights &weights) : impl_(std::make_unique<Impl>(weights.net)) {}
 FaceNet::~FaceNet() = default;
 
-void FaceNet::embed(const cv::Mat &image, const float *points, int count, bool flip, float out[128]) {
+void FaceNet::embed(const cv::Mat &image, const float *points, int count, int views, float out[128]) {
     if (count != 5 && count != 68) throw std::invalid_argument("alignment needs 5 or 68 points");
     std::vector<point> parts;
     parts.reserve(size_t(count));
@@ -72,13 +72,20 @@ void FaceNet::embed(const cv::Mat &image, const float *points, int count, bool f
     rectangle bounds;
     for (const point &p : parts) bounds += p;
     full_object_detection shape(bounds, parts);
-    const chip_details details = get_face_chip_details(shape, chip_size, chip_padding);
-
+    // views 0: the chip; 1: + its mirror; 2: + two more scales (padding 0.20 and 0.30) and their
+    // mirrors — a deterministic form of dlib's jittered descriptors.
+    static constexpr double paddings[3] = {chip_padding, 0.20, 0.30};
+    const int scales = views >= 2 ? 3 : 1;
+    const bool mirror = views >= 1;
     auto &chips = impl_->chips;
-    chips.resize(flip ? 2 : 1);
-    if (image.channels() == 3) extract_image_chip(cv_image<bgr_pixel>(image), details, chips[0]);
-    else extract_image_chip(cv_image<unsigned char>(image), details, chips[0]);
-    if (flip) chips[1] = fliplr(chips[0]);
+    chips.resize(size_t(scales * (mirror ? 2 : 1)));
+    for (int k = 0; k < scales; ++k) {
+        const chip_details details = get_face_chip_details(shape, chip_size, paddings[k]);
+        matrix<rgb_pixel> &chip = chips[size_t(k * (mirror ? 2 : 1))];
+        if (image.channels() == 3) extract_image_chip(cv_image<bgr_pixel>(image), details, chip);
+        else extract_image_chip(cv_image<unsigned char>(image), details, chip);
+        if (mirror) chips[size_t(k * 2 + 1)] = fliplr(chip);
+    }
 
     const std::vector<matrix<float, 0, 1>> descriptors = impl_->net(chips);
     if (descriptors.empty() || descriptors[0].size() != 128) throw std::runtime_error("face descriptor is not 128-d");

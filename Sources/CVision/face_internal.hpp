@@ -26,9 +26,9 @@ class FaceNet {
     /// Aligns the face to dlib's 150x150 chip (0.25 padding) from `count` points (68 iBUG
     /// landmarks, or the 5 points of dlib's 5-point model: outer/inner corner of the image-right
     /// eye, outer/inner corner of the image-left eye, bottom of the nose), embeds it and, when
-    /// `flip`, also the mirrored chip (descriptors averaged). `out` is L2-normalised.
-    /// `image` is CV_8UC3 (BGR) or CV_8UC1.
-    void embed(const cv::Mat &image, const float *points, int count, bool flip, float out[128]);
+    /// `views` 1 also the mirrored chip, 2 mirrored chips at three scales (descriptors averaged).
+    /// `out` is L2-normalised. `image` is CV_8UC3 (BGR) or CV_8UC1.
+    void embed(const cv::Mat &image, const float *points, int count, int views, float out[128]);
 
   private:
     struct Impl;

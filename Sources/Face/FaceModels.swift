@@ -103,13 +103,23 @@ public struct FaceEngine {
         return .init(brightness: Double(m.brightness), contrast: Double(m.contrast), sharpness: Double(m.sharpness))
     }
 
-    public func embed(_ image: ImageRef, landmarks: Landmarks, flip: Bool = true) throws(FaceError) -> [Float] {
+    public func embed(_ image: ImageRef, landmarks: Landmarks, views: EmbeddingViews = .mirrored) throws(FaceError) -> [Float] {
         var out = [Float](repeating: 0, count: 128)
-        guard cvis_face_embed(pointer, image.view, landmarks.flat, flip ? 1 : 0, &out) == CVIS_OK else {
+        guard cvis_face_embed(pointer, image.view, landmarks.flat, views.rawValue, &out) == CVIS_OK else {
             throw .native(String(cString: cvis_last_error()))
         }
         return out
     }
+}
+
+/// Which aligned chips an embedding averages: more views, steadier descriptors, more cost.
+public enum EmbeddingViews: Int32, Sendable, CaseIterable {
+    /// The chip alone (one network pass).
+    case single = 0
+    /// The chip and its mirror (two passes).
+    case mirrored = 1
+    /// Mirrored chips at three scales (six passes).
+    case multiScale = 2
 }
 
 /// Borrowed pixels: BGR (3 channels) or grey (1), packed rows. Valid while its owner lives.

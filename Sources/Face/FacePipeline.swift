@@ -160,11 +160,15 @@ public final class FacePipeline: Sendable {
     }
 
     /// The embedding of an analysed frame's face, as a template.
-    public func template(of frame: Frame, _ observation: FaceObservation) async throws -> FaceTemplate {
+    /// The template of the observed face. Enrolment uses `.multiScale` (LFW 99.22 % vs 99.12 %,
+    /// three times the cost, paid once); verification `.mirrored` (Docs/face.md).
+    public func template(of frame: Frame, _ observation: FaceObservation, views: EmbeddingViews = .mirrored) async throws
+        -> FaceTemplate
+    {
         guard let landmarks = observation.landmarks else { throw FaceError.native("no face to embed") }
         let quality = observation.qualityScore
         return try await run { engine in
-            FaceTemplate(embedding: try engine.embed(Self.image(of: frame), landmarks: landmarks), quality: quality)
+            FaceTemplate(embedding: try engine.embed(Self.image(of: frame), landmarks: landmarks, views: views), quality: quality)
         }
     }
 

@@ -84,7 +84,7 @@ final class Results: @unchecked Sendable {
 
 /// Embeds every image (detector → landmarks → ResNet, flip-averaged); LFW faces are centred, so
 /// when the detector misses, the central box is used (counted and reported).
-func embedAll(_ files: [String], models: FaceModels, flip: Bool) -> (embeddings: [String: [Float]], misses: Int, seconds: Double) {
+func embedAll(_ files: [String], models: FaceModels, views: EmbeddingViews) -> (embeddings: [String: [Float]], misses: Int, seconds: Double) {
     let results = Results()
     let start = now()
     let threads = ProcessInfo.processInfo.activeProcessorCount
@@ -100,7 +100,7 @@ func embedAll(_ files: [String], models: FaceModels, flip: Bool) -> (embeddings:
                 // The face nearest the centre (LFW's subject), not just the largest.
                 let box = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }?.box
                 let landmarks = try engine.landmarks(image, box: box ?? central)
-                let e = try engine.embed(image, landmarks: landmarks, flip: flip)
+                let e = try engine.embed(image, landmarks: landmarks, views: views)
                 results.set(files[i], e, missed: box == nil)
             }
         }
@@ -114,12 +114,12 @@ func dist(_ a: [Float], _ b: [Float]) -> Double {
     return Double(s.squareRoot())
 }
 
-func runLFW(write: Bool) {
+func runLFW(write: Bool, views: EmbeddingViews) {
     let folds = lfwPairs()
     let files = Array(Set(folds.flatMap { $0.flatMap { [$0.a, $0.b] } })).sorted()
-    print("LFW: \(folds.count) folds, \(files.count) images")
+    print("LFW: \(folds.count) folds, \(files.count) images, embedding views: \(views)")
     let models = loadModels()
-    let (emb, misses, seconds) = embedAll(files, models: models, flip: true)
+    let (emb, misses, seconds) = embedAll(files, models: models, views: views)
     print("embedded \(emb.count) images in \(fmt(seconds, 1)) s (\(fmt(seconds / Double(emb.count) * 1000, 1)) ms/image wall, \(ProcessInfo.processInfo.activeProcessorCount) threads); detector missed \(misses) (central box used)")
 
     // 10-fold: threshold from 9 folds, accuracy on the 10th.
@@ -267,8 +267,9 @@ func runStages() {
             time("landmarks 68") { _ = try engine.landmarks(image, box: box) }
             time("pose") { _ = FaceEngine.pose(landmarks, width: w, height: h) }
             time("quality measures") { _ = FaceEngine.measure(image, box: box) }
-            time("embed (flip 0)") { _ = try engine.embed(image, landmarks: landmarks, flip: false) }
-            time("embed (flip 1)") { _ = try engine.embed(image, landmarks: landmarks, flip: true) }
+            time("embed (flip 0)") { _ = try engine.embed(image, landmarks: landmarks, views: .single) }
+            time("embed (flip 1)") { _ = try engine.embed(image, landmarks: landmarks, views: .mirrored) }
+            time("embed (3 scales, flip)") { _ = try engine.embed(image, landmarks: landmarks, views: .multiScale) }
         }
         // Tracking: the per-frame pipeline on a still sequence (detector every 8th frame).
         let pipeline = FacePipeline(models: models, threads: 1)
@@ -640,10 +641,15 @@ func runBlink() {
 switch arguments.first {
 case "blink": runBlink()
 case "spoof": runSpoof()
-case "lfw": runLFW(write: arguments.contains("--write"))
+case "lfw":
+    // --views single|mirrored|multiScale (default mirrored, what the daemon ships).
+    let views = arguments.firstIndex(of: "--views").flatMap { i in
+        arguments.indices.contains(i + 1) ? EmbeddingViews.allCases.first { "\($0)" == arguments[i + 1] } : nil
+    } ?? .mirrored
+    runLFW(write: arguments.contains("--write"), views: views)
 case "stages": runStages()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] | stages | identify | spoof | blink")
+    print("usage: biometricd-face-bench lfw [--write] [--views single|mirrored|multiScale] | stages | identify | spoof | blink")
     exit(2)
 }

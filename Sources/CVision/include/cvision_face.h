@@ -77,7 +77,8 @@ typedef struct {
 cvis_status cvis_face_measure(cvis_image_view image, cvis_face_box box, cvis_face_measures *out);
 
 /// 128-d embedding of the face aligned from its 68 landmarks to dlib's 150x150 chip (0.25
-/// padding). `flip` 1 also embeds the mirrored chip and averages (then re-normalises).
+/// padding). `flip` 1 also embeds the mirrored chip and averages (then re-normalises); 2 embeds
+/// mirrored chips at three scales (padding 0.25, 0.20, 0.30: six chips, three times the cost).
 /// The output is L2-normalised.
 /// When the 5-point model is loaded the chip is aligned on its 5 points, found in the box of this
 /// engine's last cvis_face_landmarks call if `landmarks` are that call's output (else in a box
