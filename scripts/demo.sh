@@ -49,7 +49,7 @@ step face verify tony --camera replay1
 step snapshot -o "$WORK/snapshot.png" --camera replay1
 step finger enroll tony --camera replay3 --liveness none --captures 2
 step finger verify tony --camera replay4 --liveness none
-step finger verify tony --camera replay5 --liveness none
+step finger verify tony --camera replay5 --liveness none --timeout 4
 step finger capture --camera replay4 --liveness none -o "$WORK/prints"
 step users
 echo

@@ -160,8 +160,8 @@ public final class FacePipeline: Sendable {
     }
 
     /// The embedding of an analysed frame's face, as a template.
-    /// The template of the observed face. Enrolment uses `.multiScale` (LFW 99.22 % vs 99.12 %,
-    /// three times the cost, paid once); verification `.mirrored` (Docs/face.md).
+    /// The template of the observed face. The daemon uses `.mirrored` everywhere: templates of
+    /// different views do not mix (Docs/face.md), and `.multiScale` triples the cost per frame.
     public func template(of frame: Frame, _ observation: FaceObservation, views: EmbeddingViews = .mirrored) async throws
         -> FaceTemplate
     {
