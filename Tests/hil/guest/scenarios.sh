@@ -1,0 +1,379 @@
+#!/bin/bash
+# The HIL scenarios, run as root inside the VM, chrooted into the host's root (see guest/init).
+# Writes one line per scenario to /run/hil/results.txt: STATUS NAME SECONDS DETAIL.
+# /dev/video0 = vivid capture (the camera under test), /dev/video1 = vivid output (we write
+# the frames there; vivid loops HDMI output 1 into HDMI input 3 of the capture node).
+# (no set -u: a slip in one scenario must not stop the others; they report FAIL instead)
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
+. /run/hil/env.sh
+OUT=/run/hil
+RESULTS=$OUT/results.txt
+CAP=/dev/video0 OUTDEV=/dev/video1
+AUTHCTL="$BIN/authctl"
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+wanted() { [ "$SCENARIOS" = all ] || [[ ",$SCENARIOS," == *",$1,"* ]]; }
+
+# run_scenario NAME FUNCTION: the function sets DETAIL and returns 0 (pass), 1 (fail), 2 (skip).
+run_scenario() {
+    local name=$1 fn=$2 t rc
+    wanted "$name" || return 0
+    t=$(now); DETAIL=""
+    log "=== $name"
+    $fn; rc=$?
+    local status=PASS
+    [ $rc -eq 1 ] && status=FAIL
+    [ $rc -eq 2 ] && status=SKIP
+    [ $rc -gt 2 ] && status=FAIL
+    DETAIL=$(tr '\n' ' ' <<< "$DETAIL")
+    echo "$status $name $(elapsed "$t") $DETAIL" >> "$RESULTS"
+    log "=== $status $name: $DETAIL"
+}
+
+# ---- System set-up inside the chroot: the project's sysusers, tmpfiles, udev rule -----------
+cp /dev/null "$RESULTS"
+cp -a "$TOOLS" /tmp/tools
+# sysusers.d: "u name", "g name", "m user group" (ids picked from 900 up, as a system range).
+next_id=900
+while read -r type name _; do
+    case $type in
+        u) getent group "$name" >/dev/null || groupadd -g $next_id "$name"
+           getent passwd "$name" >/dev/null || useradd -r -u $next_id -g "$name" -d /var/lib/"$name" -s /usr/sbin/nologin "$name"
+           next_id=$((next_id + 1)) ;;
+        g) getent group "$name" >/dev/null || groupadd -g $next_id "$name"; next_id=$((next_id + 1)) ;;
+    esac
+done < <(grep -v '^#' "$REPO/systemd/biometricd.sysusers")
+while read -r type user group; do
+    [ "$type" = m ] && usermod -a -G "$group" "$user"
+done < <(grep -v '^#' "$REPO/systemd/biometricd.sysusers")
+# tmpfiles.d: "d path mode user group"
+while read -r type path mode user group _; do
+    [ "$type" = d ] || continue
+    mkdir -p "$path" && chmod "$mode" "$path" && chown "$user:$group" "$path"
+done < <(grep -v '^#' "$REPO/systemd/biometricd.tmpfiles")
+# The unit's identity and environment (systemd/biometricd.service).
+UNIT=$REPO/systemd/biometricd.service
+unit() { sed -n "s/^$1=//p" "$UNIT" | tail -1; }
+D_USER=$(unit User) D_GROUP=$(unit Group) D_SUPP=$(unit SupplementaryGroups) D_UMASK=$(unit UMask)
+D_ENV=$(unit Environment)
+# Config file the unit's ExecStart (no arguments) reads: the repository's models.
+printf 'models = %s\nlog_level = info\n' "$MODELS" > /etc/biometricd/biometricd.conf
+
+# udev: systemd-udevd and its helpers (v4l_id, default rules) from Debian's udev .deb, the
+# project's rule installed as Docs/install.md says.
+mount --bind "$CACHE/udev/lib/udev" /lib/udev
+mkdir -p /etc/udev/rules.d && cp "$REPO/udev/70-biometricd.rules" /etc/udev/rules.d/
+ln -sf "$CACHE/udev/bin/udevadm" /run/systemd-udevd
+export SYSTEMD_IGNORE_CHROOT=1
+UDEVADM="$CACHE/udev/bin/udevadm"
+/run/systemd-udevd --daemon
+$UDEVADM trigger --action=add --subsystem-match=video4linux
+$UDEVADM settle -t 30
+
+# libv4l2 plugin folder: the system's plugins plus the format filter (for the formats scenario).
+PLUGDIR=/usr/lib/x86_64-linux-gnu/libv4l/plugins
+if [ -d "$PLUGDIR" ]; then
+    mkdir -p /tmp/plugins && cp -a "$PLUGDIR"/. /tmp/plugins/ && cp /tmp/tools/libv4l-hilfmt.so /tmp/plugins/ \
+        && mount --bind /tmp/plugins "$PLUGDIR"
+fi
+log "set-up done"
+echo "T+$(cut -d' ' -f1 /proc/uptime)s set-up done" >> $OUT/boot.log
+
+# ---- Daemon, as systemd/biometricd.service runs it ------------------------------------------
+DPID=""
+start_daemon() {  # extra environment as arguments
+    mkdir -p /run/biometricd && chown "$D_USER:$D_GROUP" /run/biometricd && chmod 0755 /run/biometricd
+    local t; t=$(now)
+    # User=, Group=, the user's groups (sysusers "m") plus SupplementaryGroups=, UMask=, no capabilities
+    local groups; groups=$( (id -G "$D_USER"; getent group "$D_SUPP" | cut -d: -f3) | tr ' ' '\n' | sort -u | paste -sd,)
+    (umask "$D_UMASK"; exec setpriv --reuid="$(id -u "$D_USER")" --regid="$(getent group "$D_GROUP" | cut -d: -f3)" --groups="$groups" --inh-caps=-all \
+        env -i PATH=/usr/bin:/bin $D_ENV "$@" "$BIN/biometricd" >> $OUT/daemon.log 2>&1) &
+    DPID=$!
+    for _ in $(seq 600); do
+        "$AUTHCTL" status >/dev/null 2>&1 && { log "daemon up in $(elapsed "$t")s"; DAEMON_START=$(elapsed "$t"); return 0; }
+        kill -0 $DPID 2>/dev/null || { log "daemon exited"; return 1; }
+        sleep 0.2
+    done
+    return 1
+}
+stop_daemon() {
+    [ -n "$DPID" ] || return 0
+    kill $DPID 2>/dev/null; for _ in $(seq 100); do kill -0 $DPID 2>/dev/null || break; sleep 0.1; done
+    kill -9 $DPID 2>/dev/null; wait $DPID 2>/dev/null; DPID=""
+}
+daemon_alive() { [ -n "$DPID" ] && kill -0 $DPID 2>/dev/null; }
+
+# ---- Loopback: frames written to video1 come back on video0 ---------------------------------
+WRITER=""
+feed() {  # feed NAME FOURCC [HOLD]: loop frames/NAME.FOURCC into the output, each frame HOLD periods
+    local file=/tmp/frames/$1.$2
+    [ -f "$file" ] || { mkdir -p /tmp/frames; cp "$OUT/frames/$1.$2" "$file"; }
+    stop_feed
+    v4l2-ctl -d $CAP -i 3 >/dev/null && v4l2-ctl -d $OUTDEV -o 1 >/dev/null || return 1
+    v4l2-ctl -d $CAP --set-dv-bt-timings index=0 >/dev/null && v4l2-ctl -d $OUTDEV --set-dv-bt-timings index=0 >/dev/null || return 1
+    v4l2-ctl -d $CAP -v width=640,height=480,pixelformat=$2 >/dev/null || return 1
+    v4l2-ctl -d $CAP -c loop_video=1,osd_text_mode=2 >/dev/null || return 1
+    /tmp/tools/vout $OUTDEV "$file" 640 480 $2 "${3:-1}" 2>> $OUT/writer.log &
+    WRITER=$!
+    sleep 0.5
+    kill -0 $WRITER 2>/dev/null
+}
+stop_feed() { [ -n "$WRITER" ] && { kill $WRITER 2>/dev/null; wait $WRITER 2>/dev/null; }; WRITER=""; }
+
+# authctl with a time limit; output in $OUT/NAME.json, errors in $OUT/NAME.err; sets RC.
+ctl() {  # ctl NAME LIMIT args...
+    local name=$1 limit=$2; shift 2
+    timeout -k 5 "$limit" "$AUTHCTL" "$@" --json > "$OUT/$name.json" 2> "$OUT/$name.err"; RC=$?
+    log "authctl $* -> $RC $(tail -c 300 "$OUT/$name.json" | tail -1) $(cat "$OUT/$name.err")"
+}
+# rpc NAME LIMIT METHOD PARAMS: a raw JSON-RPC call (guest/rpc.py) for what authctl cannot set.
+rpc() {
+    local name=$1 limit=$2; shift 2
+    timeout -k 5 "$limit" python3 "$REPO/Tests/hil/guest/rpc.py" "$@" > "$OUT/$name.json" 2> "$OUT/$name.err"; RC=$?
+    log "rpc $* -> $RC $(tail -c 300 "$OUT/$name.json" | tail -1) $(cat "$OUT/$name.err")"
+}
+# Under TCG one face analysis takes seconds: enrolments get more than the 30 s default.
+BLINK_HOLD=${HIL_BLINK_HOLD:-30}   # enrolment from the clip: 60 Hz output, 0.5 s per clip frame
+BLINK_LIVE_HOLD=${HIL_BLINK_LIVE_HOLD:-6}   # liveness: 10 clip frames/s, the blink lasts ~0.4 s
+ENROL_TIMEOUT_MS=${HIL_ENROL_TIMEOUT_MS:-240000}
+VERIFY_TIMEOUT_MS=120000
+field() {  # field FILE KEY: a scalar from the last JSON line
+    tail -1 "$1" | grep -o "\"$2\":[^,}]*" | head -1 | cut -d: -f2- | tr -d '"'
+}
+
+# ---- Scenarios -------------------------------------------------------------------------------
+s_udev() {
+    local st props info
+    st=$(stat -c '%U:%G %a' $CAP)
+    props=$($UDEVADM info -q property $CAP)
+    info=$($UDEVADM info $CAP)
+    DETAIL="$CAP $st"
+    [ "$st" = "root:video 660" ] || { DETAIL="$DETAIL (want root:video 660)"; return 1; }
+    grep -q '^BIOMETRICD_CAPTURE=1$' <<< "$props" || { DETAIL="$DETAIL, no BIOMETRICD_CAPTURE=1"; return 1; }
+    grep -Eq '^(G|Q): biometricd$|^E: TAGS=.*:biometricd:' <<< "$info" || { DETAIL="$DETAIL, no tag biometricd"; return 1; }
+    DETAIL="$DETAIL, tag biometricd, BIOMETRICD_CAPTURE=1, $(grep -o 'ID_V4L_CAPABILITIES=.*' <<< "$props")"
+    # The output node is not a camera: no marks.
+    if $UDEVADM info -q property $OUTDEV | grep -q BIOMETRICD_CAPTURE; then DETAIL="$DETAIL; but $OUTDEV (output) is marked too"; return 1; fi
+    DETAIL="$DETAIL; $OUTDEV (output) unmarked"
+    if [ -x /usr/bin/getfacl ]; then
+        getfacl -p $CAP 2>/dev/null | grep -q '^group:biometricd:rw-' || { DETAIL="$DETAIL; no ACL group:biometricd:rw"; return 1; }
+        DETAIL="$DETAIL; ACL group:biometricd:rw"
+    fi
+    return 0
+}
+
+s_discovery() {
+    ctl cameras 60 cameras || { DETAIL="authctl cameras exit $RC"; return 1; }
+    local j; j=$(tr -d ' \n' < $OUT/cameras.json)
+    local n; n=$(grep -o '"driver":"vivid"' <<< "$j" | wc -l)
+    [ "$n" = 1 ] || { DETAIL="want exactly one vivid camera (the capture node), got $n"; return 1; }
+    grep -q "\"path\":\"$CAP\"" <<< "$j" || { DETAIL="no camera with path $CAP"; return 1; }
+    for f in YUYV GREY; do
+        grep -q "{\"fourcc\":\"$f\",\"fps\":[0-9.]*,\"height\":480,\"width\":640}" <<< "$j" || { DETAIL="no $f 640x480 in $j"; return 1; }
+    done
+    local fourccs; fourccs=$(grep -o '"fourcc":"[^"]*"' <<< "$j" | cut -d'"' -f4 | sort -u | tr '\n' ' ')
+    # Every format name must be plain ASCII (big-endian twins of formats have bit 31 set).
+    if LC_ALL=C grep -q '[^ -~]' <<< "$fourccs"; then DETAIL="non-ASCII format names: $(LC_ALL=C grep -o '[A-Za-z0-9 ]*[^ -~][^ ]*' <<< "$fourccs" | tr '\n' ' ')"; return 1; fi
+    local sizes; sizes=$(grep -o '"height":[0-9]*,"width":[0-9]*' <<< "$j" | sed 's/"height":\([0-9]*\),"width":\([0-9]*\)/\2x\1/' | sort -u | tr '\n' ' ')
+    DETAIL="id $(field $OUT/cameras.json id), formats: $fourccs; sizes: $sizes; daemon as $D_USER (groups $D_GROUP,$D_SUPP), up in ${DAEMON_START}s"
+}
+
+s_capture() {
+    feed pattern YUYV || { DETAIL="cannot start the loopback"; return 1; }
+    sleep 1
+    ctl snapshot 120 snapshot -o $OUT/snapshot-pattern.png --camera $CAP || { DETAIL="authctl snapshot exit $RC: $(cat $OUT/snapshot.err)"; return 1; }
+    local d; d=$(/tmp/tools/hiltool compare $OUT/snapshot-pattern.png $OUT/frames/pattern.png) || { DETAIL="compare failed: $d"; return 1; }
+    DETAIL="snapshot vs the pattern written to $OUTDEV: mean abs difference $d/255"
+    awk -v d="$d" 'BEGIN { exit !(d < 6) }' || { DETAIL="$DETAIL (want < 6)"; return 1; }
+}
+
+# Idle daemon (models loaded, no session, camera present, hot-plug watch on): CPU use.
+cpu_ticks() { awk '{ print $14 + $15 }' /proc/$DPID/stat; }  # whole process (all threads, also ended ones)
+s_idle_cpu() {
+    for _ in $(seq 600); do grep -q "face models loaded" $OUT/daemon.log && break; sleep 0.2; done
+    stop_feed
+    sleep 2
+    local a b t; a=$(cpu_ticks); t=$(now); sleep 10; b=$(cpu_ticks)
+    local pct; pct=$(awk -v a="$a" -v b="$b" -v s="$(elapsed "$t")" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / hz / s * 100 }')
+    DETAIL="idle daemon used ${pct}% of one CPU over 10 s"
+    if [ -n "${HIL_TOP:-}" ]; then
+        top -b -H -n 1 -p $DPID | head -20 > $OUT/idle-top.log
+        timeout 5 strace -f -c -p $DPID > $OUT/idle-strace.log 2>&1
+        for tid in $(ls /proc/$DPID/task); do echo "$tid $(cat /proc/$DPID/task/$tid/comm) $(cat /proc/$DPID/task/$tid/wchan) $(awk '{print $14+$15}' /proc/$DPID/task/$tid/stat)"; done > $OUT/idle-threads.log
+    fi
+    awk -v p="$pct" 'BEGIN { exit !(p < 10) }'
+}
+
+VERIFY_SCORE_YUYV=""
+s_face_enrol() {
+    feed tony-enrol2 YUYV 120 || { DETAIL="cannot start the loopback"; return 1; }
+    local t; t=$(now)
+    [ -n "${HIL_TOP:-}" ] && { top -b -H -d 10 -n 40 > $OUT/top.log 2>&1 & }
+    rpc enrol 400 face.enroll "{\"user\":\"tony\",\"camera\":\"$CAP\",\"frames\":3,\"countdown_s\":0,\"timeout_ms\":$ENROL_TIMEOUT_MS}"
+    [ $RC = 0 ] || { DETAIL="enrol exit $RC: $(cat $OUT/enrol.err)"; return 1; }
+    DETAIL="LFW Tony_Blair 0048+0053 via $OUTDEV->$CAP: $(tail -1 $OUT/enrol.json | tr -d ' ') in $(elapsed "$t")s"
+}
+verify_image() {  # verify_image NAME FRAMES FOURCC USER -> RC, SCORE, MATCH, VT
+    feed "$2" "$3" || { DETAIL="cannot start the loopback"; return 1; }
+    local t; t=$(now)
+    ctl "$1" 300 face verify "$4" --camera $CAP --no-liveness --timeout $VERIFY_TIMEOUT_MS
+    VT=$(elapsed "$t"); SCORE=$(field $OUT/$1.json score); MATCH=$(field $OUT/$1.json match)
+}
+s_face_same() {
+    verify_image verify-same tony-same YUYV tony
+    VERIFY_SCORE_YUYV=$SCORE
+    DETAIL="Tony_Blair_0064: exit $RC match=$MATCH score=$SCORE in ${VT}s"
+    [ $RC = 0 ] && [ "$MATCH" = true ]
+}
+s_face_other() {
+    verify_image verify-other other YUYV tony
+    DETAIL="Silvio_Berlusconi_0006 vs tony: exit $RC match=$MATCH score=$SCORE in ${VT}s"
+    [ $RC = 1 ] && [ "$MATCH" = false ]
+}
+s_face_liveness_photo() {
+    feed tony-same YUYV || { DETAIL="cannot start the loopback"; return 1; }
+    local t; t=$(now)
+    ctl liveness-photo 300 face verify tony --camera $CAP
+    local msg; msg=$(cat $OUT/liveness-photo.err)
+    DETAIL="still photo in liveness mode: exit $RC ($msg) in $(elapsed "$t")s; actions: $(grep -o '"liveness_action":"[a-z_]*"' $OUT/liveness-photo.json | sort -u | cut -d'"' -f4 | tr '\n' ' ')"
+    [ $RC = 1 ] && ! grep -q '"match":true' $OUT/liveness-photo.json && ! grep -q 'no face enrolled' <<< "$msg"
+}
+s_face_blink_clip() {
+    feed blink YUYV $BLINK_HOLD || { DETAIL="cannot start the loopback"; return 1; }
+    local t; t=$(now)
+    rpc blink-enrol 400 face.enroll "{\"user\":\"grid\",\"camera\":\"$CAP\",\"frames\":2,\"countdown_s\":0,\"quality_threshold\":0,\"timeout_ms\":$ENROL_TIMEOUT_MS}"
+    [ $RC = 0 ] || { DETAIL="enrol from the clip: exit $RC: $(cat $OUT/blink-enrol.err)"; return 1; }
+    ctl blink-verify 300 face verify grid --camera $CAP --no-liveness --timeout $VERIFY_TIMEOUT_MS
+    local m s; m=$(field $OUT/blink-verify.json match); s=$(field $OUT/blink-verify.json score)
+    ctl blink-other 300 face verify tony --camera $CAP --no-liveness --timeout $VERIFY_TIMEOUT_MS
+    local mo; mo=$(field $OUT/blink-other.json match)
+    DETAIL="real blink clip: enrolled grid, verify grid match=$m score=$s, verify tony match=${mo:-error} in $(elapsed "$t")s"
+    [ "$m" = true ] && [ "$mo" != true ]
+}
+s_face_blink_live() {
+    feed blink YUYV $BLINK_LIVE_HOLD || { DETAIL="cannot start the loopback"; return 1; }
+    local t; t=$(now)
+    # blink_timeout_ms 30000: at 10 clip frames/s the 7.5 s clip (one blink) loops 4 times
+    rpc blink-live 300 face.verify "{\"user\":\"grid\",\"camera\":\"$CAP\",\"mode\":\"liveness\",\"quality_threshold\":0,\"blink_timeout_ms\":30000,\"timeout_ms\":120000}"
+    local msg; msg=$(cat $OUT/blink-live.err)
+    local live; live=$(field $OUT/blink-live.json liveness)
+    DETAIL="clip in liveness mode: exit $RC liveness=$live match=$(field $OUT/blink-live.json match) $msg in $(elapsed "$t")s"
+    [ $RC = 0 ] && [ "$live" = live ] && return 0
+    # Under TCG the daemon tracks in bursts of ~6 frames/s with multi-second stalls: a ~150-400 ms
+    # blink is seen only by luck, and a slowed-down clip is no blink. Only KVM (or hardware) decides.
+    local n; n=$(grep -c '"face.frame"' $OUT/blink-live.json)
+    if [ "$ACCEL" != kvm ] && grep -Eq 'blink_timeout|too slow' <<< "$msg"; then
+        DETAIL="not decidable under TCG ($n frames analysed in $(elapsed "$t")s, the daemon says: $msg)"
+        return 2
+    fi
+    return 1
+}
+
+s_formats() {
+    [ -f "$PLUGDIR/libv4l-hilfmt.so" ] || { DETAIL="no libv4l plugin folder $PLUGDIR: cannot restrict the formats"; return 2; }
+    [ -n "$VERIFY_SCORE_YUYV" ] || { DETAIL="needs the YUYV result of face-same"; return 2; }
+    local out="YUYV match score=$VERIFY_SCORE_YUYV" ok=0 f
+    for f in GREY NV12; do
+        stop_daemon
+        start_daemon HIL_V4L2_FORMATS=$f || { DETAIL="$out; daemon did not start with only $f"; return 1; }
+        ctl cameras-$f 60 cameras
+        local fl; fl=$(grep -o '"fourcc":"[^"]*"' $OUT/cameras-$f.json | cut -d'"' -f4 | sort -u | tr '\n' ' ')
+        verify_image verify-$f tony-same $f tony
+        local kf; kf=$(v4l2-ctl -d $CAP --get-fmt-video | sed -n "s/.*Pixel Format *: *'\([^']*\)'.*/\1/p")
+        out="$out; $f (camera offers: $fl; kernel format $kf) exit $RC match=$MATCH score=$SCORE"
+        if [ $RC != 0 ] || [ "$MATCH" != true ] || ! awk -v a="$SCORE" -v b="$VERIFY_SCORE_YUYV" 'BEGIN { d = a - b; exit !(d < 15 && d > -15) }'; then ok=1; fi
+    done
+    stop_daemon
+    start_daemon || { DETAIL="$out; daemon did not restart"; return 1; }
+    DETAIL="$out (same decision; GREY loses colour, so scores may move, bound 15)"
+    return $ok
+}
+
+wait_free() {  # wait_free NAME SECONDS: until camera.list shows the camera not busy
+    local end=$(( $(date +%s) + $2 ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        ctl "$1" 30 cameras
+        tr -d ' \n' < "$OUT/$1.json" | grep -q '"busy":false' && return 0
+        sleep 0.5
+    done
+    return 1
+}
+s_busy() {
+    feed tony-same YUYV || { DETAIL="cannot start the loopback"; return 1; }
+    # First client: an enrolment with a 20 s countdown holds the camera.
+    timeout 120 "$AUTHCTL" face enroll holder --camera $CAP --countdown 20 --json > $OUT/busy-first.json 2>&1 &
+    local first=$! i
+    for i in $(seq 100); do
+        ctl busy-list 30 cameras
+        tr -d ' \n' < $OUT/busy-list.json | grep -q '"busy":true' && break
+        sleep 0.2
+    done
+    ctl busy-second 60 face verify tony --camera $CAP --no-liveness
+    local rc2=$RC msg; msg=$(cat $OUT/busy-second.err)
+    kill $first 2>/dev/null; wait $first 2>/dev/null
+    # Closing the connection cancels its session (SPEC §3); the lease ends when the session does.
+    local t; t=$(now)
+    wait_free busy-after 60
+    local after; after=$(tr -d ' \n' < $OUT/busy-after.json | grep -o '"busy":[a-z]*' | head -1)
+    after="$after $(elapsed "$t")s after the first client disconnected"
+    DETAIL="second client: exit $rc2 '$msg'; $after"
+    [ $rc2 = 4 ] && grep -q 'in use by another session' <<< "$msg" && [[ "$after" == '"busy":false '* ]]
+}
+
+s_hotplug() {
+    wait_free fault-free 60 || { DETAIL="camera still busy from an earlier session"; return 1; }
+    feed tony-same YUYV || { DETAIL="cannot start the loopback"; return 1; }
+    local dev; dev=$(basename "$(readlink -f /sys/class/video4linux/video0/device)")
+    local drv=/sys/bus/platform/drivers/vivid
+    # A liveness verify of a still photo keeps the session open (keep still, then waiting for a blink).
+    timeout 300 "$AUTHCTL" face verify tony --camera $CAP --json > $OUT/fault-verify.json 2> $OUT/fault-verify.err &
+    local v=$! i t
+    for i in $(seq 600); do grep -q '"face.frame"' $OUT/fault-verify.json && break; kill -0 $v 2>/dev/null || break; sleep 0.1; done
+    grep -q '"face.frame"' $OUT/fault-verify.json || { DETAIL="verify sent no face.frame event: $(cat $OUT/fault-verify.err)"; return 1; }
+    t=$(now)
+    echo "$dev" > $drv/unbind
+    wait $v; local vrc=$? lost; lost=$(elapsed "$t")
+    local msg; msg=$(cat $OUT/fault-verify.err)
+    DETAIL="unbind $dev mid-verify: verify ended in ${lost}s, exit $vrc '$msg'"
+    stop_feed
+    [ $vrc = 4 ] && grep -q 'was lost' <<< "$msg" || { DETAIL="$DETAIL (want camera_error)"; return 1; }
+    daemon_alive && ctl fault-status 30 status || { DETAIL="$DETAIL; daemon.status failed (exit $RC)"; return 1; }
+    for i in $(seq 50); do ctl fault-list 30 cameras; grep -q vivid $OUT/fault-list.json || break; sleep 0.2; done
+    grep -q vivid $OUT/fault-list.json && { DETAIL="$DETAIL; camera still listed after unbind"; return 1; }
+    DETAIL="$DETAIL; daemon.status ok, camera gone from camera.list"
+    t=$(now)
+    echo "$dev" > $drv/bind
+    $UDEVADM settle -t 30
+    for i in $(seq 150); do ctl fault-back 30 cameras; grep -q "\"path\":\"$CAP\"" $OUT/fault-back.json && break; sleep 0.2; done
+    grep -q "\"path\":\"$CAP\"" $OUT/fault-back.json || { DETAIL="$DETAIL; re-bound ($(ls /dev/video* | tr '\n' ' ')) but not listed again"; return 1; }
+    DETAIL="$DETAIL; back in camera.list $(elapsed "$t")s after bind ($(stat -c '%G %a' $CAP))"
+    verify_image fault-again tony-same YUYV tony
+    DETAIL="$DETAIL; new verify: exit $RC match=$MATCH score=$SCORE"
+    [ $RC = 0 ] && [ "$MATCH" = true ] || return 1
+    daemon_alive || { DETAIL="$DETAIL; daemon died"; return 1; }
+    DETAIL="$DETAIL; same daemon pid $DPID"
+}
+
+# ---- Run -----------------------------------------------------------------------------------
+run_scenario udev s_udev
+if start_daemon; then
+    run_scenario discovery s_discovery
+    run_scenario capture s_capture
+    run_scenario idle-cpu s_idle_cpu
+    run_scenario face-enrol s_face_enrol
+    run_scenario face-same s_face_same
+    run_scenario face-other s_face_other
+    run_scenario face-liveness-photo s_face_liveness_photo
+    run_scenario face-blink-clip s_face_blink_clip
+    run_scenario face-blink-live s_face_blink_live
+    run_scenario busy s_busy
+    run_scenario hotplug s_hotplug
+    run_scenario formats s_formats
+else
+    echo "FAIL daemon 0 biometricd did not start as $D_USER: $(tail -3 $OUT/daemon.log | tr '\n' ' ')" >> "$RESULTS"
+fi
+stop_feed
+stop_daemon
+log "finished"
+touch $OUT/done
