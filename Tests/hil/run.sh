@@ -17,11 +17,13 @@
 #   HIL_MEM             VM memory in MiB (default 3072)
 # Exit status: 0 when every scenario passed, 1 otherwise (also when the VM did not finish).
 set -euo pipefail
-HIL=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$HIL/../.." && pwd)
+# Physical paths (pwd -P): the VM resolves symbolic links against its own root.
+HIL=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO=$(cd "$HIL/../.." && pwd -P)
 CACHE=${HIL_CACHE:-$REPO/.build/hil}
 BIN_DIR=${BIOMETRICD_BIN_DIR:-$REPO/.build/release}
-SHARED=${HIL_SHARED:-$(cd "$REPO/.." && pwd)/shared}
+SHARED=${HIL_SHARED:-$REPO/../shared}
+SHARED=$(cd "$SHARED" 2>/dev/null && pwd -P || echo "$SHARED")
 SCENARIOS=${HIL_SCENARIOS:-all}
 [ "${1:-}" = --fast ] && SCENARIOS=fast
 [ "$SCENARIOS" = fast ] && SCENARIOS=udev,discovery,capture,idle-cpu,face-enrol,face-same,busy,hotplug
