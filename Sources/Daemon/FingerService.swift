@@ -14,12 +14,14 @@ final class FingerService: Sendable {
     let matcher = FingerMatcher()
     private let queue = DispatchQueue(label: "biometricd.finger", qos: .userInitiated, attributes: .concurrent)
     private let slots: DispatchSemaphore
+    private let threads: Int
     private let galleryCache = Mutex<[FingerReference]?>(nil)
     /// Per-camera distance calibration from the config (camera id or path → calibration).
     let optics: [String: DistanceCalibration]
 
     init(threads: Int, optics: [String: DistanceCalibration]) {
         slots = DispatchSemaphore(value: max(1, threads))
+        self.threads = max(1, threads)
         self.optics = optics
     }
 
@@ -70,15 +72,22 @@ final class FingerService: Sendable {
     /// Call after any change to finger templates.
     func invalidateGallery() { galleryCache.withLock { $0 = nil } }
 
-    /// The best match of `probe` among `references`, on the SPEC §4 score scale.
-    func best(_ probe: FingerTemplate, among references: [FingerReference]) -> (score: Double, reference: FingerReference?) {
-        guard let prepared = matcher.prepare(probe) else { return (0, nil) }
-        var best: (Double, FingerReference?) = (0, nil)
-        for reference in references {
-            let score = matcher.score(prepared, reference.print)
-            if score > best.0 { best = (score, reference) }
+    /// The best-matching references for `probe`, best first, one per user (at most `limit`
+    /// users), on the SPEC §4 score scale. 1:N runs on `analysis_threads` threads: call it from
+    /// the pool (`run`), not from a task.
+    func rank(_ probe: FingerTemplate, among references: [FingerReference], limit: Int = 5)
+        -> [(reference: FingerReference, score: Double)]
+    {
+        guard let prepared = matcher.prepare(probe), !references.isEmpty else { return [] }
+        // A user has up to ten fingers enrolled: ask for enough hits to find `limit` users.
+        let hits = matcher.search(prepared, in: references.map(\.print), limit: limit * 10, threads: threads)
+        var users = Set<String>()
+        var ranked: [(reference: FingerReference, score: Double)] = []
+        for hit in hits where users.insert(references[hit.index].user).inserted {
+            ranked.append((references[hit.index], hit.score))
+            if ranked.count == limit { break }
         }
-        return best
+        return ranked
     }
 
     // MARK: Uploaded images and templates

@@ -17,10 +17,12 @@ struct Face: ParsableCommand {
         @Option(help: "Good frames per pose (1-10).") var frames: Int?
         @Option(help: "Seconds to get ready (0-30).") var countdown: Int?
         @Option(help: "Minimum frame quality (0-100).") var quality: Int?
+        @Option(help: "Give up after this many ms (1000-300000).") var timeout: Int?
 
         func run() throws {
             let result: FaceEnrollResult = try options.live(Method.faceEnroll, FaceEnrollParams(
-                user: user, camera: camera, mode: full ? "full" : nil, frames: frames, countdownS: countdown, qualityThreshold: quality))
+                user: user, camera: camera, mode: full ? "full" : nil, frames: frames, countdownS: countdown, qualityThreshold: quality,
+                timeoutMs: timeout))
             try options.output(result) { "enrolled \(user): \(result.templates.count) template(s) from \(result.framesUsed) frames" }
         }
     }

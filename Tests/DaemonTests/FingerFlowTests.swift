@@ -102,6 +102,8 @@ final class FingerFlowTests: XCTestCase {
         let found: FingerIdentifyResult = try client.call(
             Method.fingerIdentify, FingerAuthParams(camera: "replay2", capture: FingerCaptureSettings(liveness: "none", timeoutS: 8)))
         XCTAssertEqual(found.user, "bo", "score \(found.score)")
+        XCTAssertEqual(found.candidates.map(\.user), ["bo", "ana"], "both enrolled users ranked, best first")
+        XCTAssertLessThan(found.candidates.last?.score ?? 100, 48)
     }
 
     func testPaperFingersAreRefusedAtMediumLiveness() throws {

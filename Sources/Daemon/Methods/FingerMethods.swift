@@ -42,9 +42,8 @@ extension Daemon {
             let started = monotonicNanoseconds()
             let outcome = try await fingerAuthenticate(p, references: gallery, context: context)
             let matched = outcome.matched && outcome.best != nil
-            let candidates = outcome.best.map { [Candidate(user: $0.user, score: outcome.score)] } ?? []
             return FingerIdentifyResult(user: matched ? outcome.best?.user : nil, score: outcome.score,
-                                        position: outcome.position?.name, candidates: candidates,
+                                        position: outcome.position?.name, candidates: outcome.candidates,
                                         liveness: outcome.liveness.rawValue,
                                         durationMs: Int((monotonicNanoseconds() - started) / 1_000_000))
         }

@@ -198,7 +198,7 @@ extension Daemon {
     /// Fast authentication: keep capturing, extract each finger when its print improves, and
     /// match it until a match or the deadline.
     func fingerAuthenticate(_ p: FingerAuthParams, references: [FingerService.FingerReference], context: CallContext)
-        async throws -> (score: Double, best: FingerService.FingerReference?, position: FingerPosition?, liveness: LivenessVerdict, captures: Int, matched: Bool)
+        async throws -> FingerAuthOutcome
     {
         let spec = FingerCaptureSpec(p.capture)
         let threshold = p.threshold ?? 48
@@ -210,27 +210,45 @@ extension Daemon {
                     try Self.checkLiveness(spec, evidence.liveness)
                     for print in evidence.prints where print.quality >= (state.value.extractedQuality[print.position] ?? -100) + 5 {
                         state.value.extractedQuality[print.position] = print.quality
-                        guard let probe = try? await finger.run({ try finger.extract(print.image, position: print.position) }) else { continue }
+                        guard let ranked = try? await finger.run({
+                            finger.rank(try finger.extract(print.image, position: print.position), among: references)
+                        }) else { continue }
                         state.value.captures += 1
-                        let (score, reference) = finger.best(probe, among: references)
-                        if score > state.value.score {
+                        for (reference, score) in ranked where score > state.value.bestPerUser[reference.user] ?? -1 {
+                            state.value.bestPerUser[reference.user] = score
+                        }
+                        if let (reference, score) = ranked.first, score > state.value.score {
                             (state.value.score, state.value.reference, state.value.position) = (score, reference, print.position)
                         }
                     }
                     guard state.value.score >= threshold else { return nil }
                     if spec.checksLiveness && evidence.liveness != .live { return nil }
-                    let s = state.value
-                    return (s.score, s.reference, s.position, evidence.liveness, s.captures, true)
+                    return FingerAuthOutcome(state.value, liveness: evidence.liveness, matched: true)
                 }
             } catch let error as RPCError where error.errorReason == .badCapture && state.value.captures > 0 {
                 // Prints were matched but none well enough: a negative match is a result.
-                let s = state.value
-                return (s.score, s.reference, s.position, .noDecision, s.captures, false)
+                return FingerAuthOutcome(state.value, liveness: .noDecision, matched: false)
             } catch let error as RPCError where error.errorReason == .timeout && state.value.captures > 0 {
-                let s = state.value
-                return (s.score, s.reference, s.position, .noDecision, s.captures, false)
+                return FingerAuthOutcome(state.value, liveness: .noDecision, matched: false)
             }
         }
+    }
+}
+
+/// How a finger verify or identify ended.
+struct FingerAuthOutcome: Sendable {
+    var score: Double
+    var best: FingerService.FingerReference?
+    var position: FingerPosition?
+    var candidates: [Candidate]
+    var liveness: LivenessVerdict
+    var captures: Int
+    var matched: Bool
+
+    init(_ state: AuthState, liveness: LivenessVerdict, matched: Bool) {
+        (score, best, position, candidates, captures) = (state.score, state.reference, state.position, state.candidates, state.captures)
+        self.liveness = liveness
+        self.matched = matched
     }
 }
 
@@ -241,6 +259,15 @@ final class AuthState {
     var position: FingerPosition?
     var captures = 0
     var extractedQuality: [FingerPosition: Int] = [:]
+    /// Best score per user over all probes (identify's candidates).
+    var bestPerUser: [String: Double] = [:]
+
+    /// The best five users, best first.
+    var candidates: [Candidate] {
+        bestPerUser.map { Candidate(user: $0.key, score: $0.value) }
+            .sorted { $0.score != $1.score ? $0.score > $1.score : $0.user < $1.user }
+            .prefix(5).map { $0 }
+    }
 }
 
 final class Counter {
