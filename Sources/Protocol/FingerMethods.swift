@@ -67,12 +67,9 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
     }
 }
 
-/// Params that embed `FingerCaptureSettings` decode them from the same flat object.
-public protocol FingerCaptureParams: RPCParams {
-    var capture: FingerCaptureSettings { get }
-}
-
-public struct FingerCaptureRequest: FingerCaptureParams, Encodable {
+/// Params that embed `FingerCaptureSettings` (capture, enrol, verify/identify) decode them from
+/// the same flat object as their own keys.
+public struct FingerCaptureRequest: RPCParams, Encodable {
     public static let fields = FingerCaptureSettings.fields.union(["camera", "image_format"])
     public var camera: String?
     public var capture: FingerCaptureSettings
@@ -170,7 +167,7 @@ public struct FingerCaptureResult: Codable, Sendable {
     }
 }
 
-public struct FingerEnrollParams: FingerCaptureParams, Encodable {
+public struct FingerEnrollParams: RPCParams, Encodable {
     public static let fields = FingerCaptureSettings.fields.union(["user", "camera", "captures"])
     public var user: String
     public var camera: String?
@@ -237,7 +234,7 @@ public struct FingerEnrollResult: Codable, Sendable {
 }
 
 /// finger.verify (with `user`) and finger.identify (without).
-public struct FingerAuthParams: FingerCaptureParams, Encodable {
+public struct FingerAuthParams: RPCParams, Encodable {
     public static let fields = FingerCaptureSettings.fields.union(["user", "camera", "threshold"])
     public var user: String?
     public var camera: String?

@@ -18,9 +18,7 @@ struct FingerCaptureSpec: Sendable {
         let amputated = Set((s.amputated ?? []).compactMap(Digit.init(rawValue:)))
         options = FingerCaptureOptions(mode: mode, hand: hand, amputated: amputated, distance: nil,
                                        liveness: LivenessLevel(rawValue: s.liveness ?? "low") ?? .low)
-        expected = mode == .thumb
-            ? [FingerPosition(hand, .thumb)]
-            : [Digit.index, .middle, .ring, .little].filter { !amputated.contains($0) }.map { FingerPosition(hand, $0) }
+        expected = options.expectedDigits.map { FingerPosition(hand, $0) }
         qualityThreshold = s.qualityThreshold ?? 40
         timeoutMs = (s.timeoutS ?? 10) * 1000
     }
