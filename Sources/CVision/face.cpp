@@ -280,32 +280,46 @@ cvis_status face_embed_points(cvis_face_engine *engine, cvis_image_view image, c
     if (!engine->net) return fail(CVIS_ERR_ARGUMENT, "no face recognition model loaded");
     if (!finite_landmarks(points, count)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
     return guarded([&]() -> cvis_status {
-        engine->net->embed(view_mat(image), points, count, std::clamp(flip, 0, 2), out);
+        engine->net->embed(view_mat(image), points, count, flip <= 0 ? 1 : flip == 1 ? 2 : face_jittered_views, out);
         return CVIS_OK;
     });
 }
 
-cvis_status face_embed_with(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,
-                            ChipAlignment alignment, float out[128]) {
+cvis_status face_descriptors_points(cvis_face_engine *engine, cvis_image_view image, const float *points, int count,
+                                    int views, float *out) {
+    if (!engine || !points || !out || !valid_view(image)) return fail(CVIS_ERR_ARGUMENT, "bad face embed arguments");
+    if (!engine->net) return fail(CVIS_ERR_ARGUMENT, "no face recognition model loaded");
+    if (!finite_landmarks(points, count)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
+    return guarded([&]() -> cvis_status {
+        engine->net->descriptors(view_mat(image), points, count, std::clamp(views, 1, face_view_count), out);
+        return CVIS_OK;
+    });
+}
+
+// The alignment points of `alignment` for a face with these 68 landmarks (`points` holds 68 or 5).
+cvis_status alignment_points(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136],
+                             ChipAlignment alignment, float points[136], int &count) {
     if (!engine || !landmarks || !valid_view(image)) return fail(CVIS_ERR_ARGUMENT, "bad face embed arguments");
     if (!finite_landmarks(landmarks, 68)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
     switch (alignment) {
     case ChipAlignment::landmarks68:
-        return face_embed_points(engine, image, landmarks, 68, flip, out);
+        std::copy(landmarks, landmarks + 136, points);
+        count = 68;
+        return CVIS_OK;
     case ChipAlignment::eyesNose5: {
         // dlib's 5-point order: image-right eye outer, inner; image-left eye outer, inner; nose bottom.
         static constexpr int five[5] = {45, 42, 36, 39, 33};
-        float points[10];
         for (int i = 0; i < 5; ++i) {
             points[2 * i] = landmarks[2 * five[i]];
             points[2 * i + 1] = landmarks[2 * five[i] + 1];
         }
-        return face_embed_points(engine, image, points, 5, flip, out);
+        count = 5;
+        return CVIS_OK;
     }
-    case ChipAlignment::shape5: {
+    case ChipAlignment::shape5:
         if (engine->models->shape5.num_parts() != 5) return fail(CVIS_ERR_ARGUMENT, "no 5-point landmark model loaded");
-        float points[10];
-        cvis_status st = guarded([&]() -> cvis_status {
+        count = 5;
+        return guarded([&]() -> cvis_status {
             const bool same = engine->has_last && std::equal(landmarks, landmarks + 136, engine->last_landmarks);
             const dlib::rectangle box = same ? engine->last_box : box_from_landmarks(landmarks);
             const dlib::full_object_detection shape =
@@ -316,11 +330,20 @@ cvis_status face_embed_with(cvis_face_engine *engine, cvis_image_view image, con
             }
             return CVIS_OK;
         });
-        if (st != CVIS_OK) return st;
-        return face_embed_points(engine, image, points, 5, flip, out);
-    }
     }
     return fail(CVIS_ERR_ARGUMENT, "unknown chip alignment");
+}
+
+cvis_status face_embed_with(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,
+                            ChipAlignment alignment, float out[128]) {
+    float points[136];
+    int count = 0;
+    const cvis_status st = alignment_points(engine, image, landmarks, alignment, points, count);
+    return st == CVIS_OK ? face_embed_points(engine, image, points, count, flip, out) : st;
+}
+
+ChipAlignment default_alignment(const cvis_face_engine *engine) {
+    return engine && engine->models->shape5.num_parts() == 5 ? ChipAlignment::shape5 : ChipAlignment::landmarks68;
 }
 } // namespace cvis
 
@@ -526,9 +549,22 @@ cvis_status cvis_face_measure(cvis_image_view image, cvis_face_box box, cvis_fac
 
 cvis_status cvis_face_embed(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,
                             float out[128]) {
-    const bool five = engine && engine->models->shape5.num_parts() == 5;
-    return cvis::face_embed_with(engine, image, landmarks, flip,
-                                 five ? cvis::ChipAlignment::shape5 : cvis::ChipAlignment::landmarks68, out);
+    return cvis::face_embed_with(engine, image, landmarks, flip, cvis::default_alignment(engine), out);
+}
+
+cvis_status cvis_face_embed_views(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136],
+                                  int alignment, int views, float *out) {
+    float points[136];
+    int count = 0;
+    if (alignment < 0 || alignment > 3) return fail(CVIS_ERR_ARGUMENT, "unknown chip alignment");
+    const cvis::ChipAlignment chosen = alignment == 0 ? cvis::default_alignment(engine)
+                                       : alignment == 1 ? cvis::ChipAlignment::landmarks68
+                                       : alignment == 2 ? cvis::ChipAlignment::eyesNose5
+                                                        : cvis::ChipAlignment::shape5;
+    cvis_face_engine *e = engine;
+    if (alignment == 3 && e) e->has_last = false; // force the landmark-derived box
+    const cvis_status st = cvis::alignment_points(engine, image, landmarks, chosen, points, count);
+    return st == CVIS_OK ? cvis::face_descriptors_points(engine, image, points, count, views, out) : st;
 }
 
 cvis_status cvis_face_draw(uint8_t *bgr, int width, int height, cvis_face_box box, const float *landmarks) {

@@ -15,6 +15,11 @@ namespace cvis {
 struct FaceNetWeights;
 std::shared_ptr<const FaceNetWeights> load_face_net(const std::string &path);
 
+/// Size of the fixed view table (the chip, its mirror, then jitters); see cvis_face_embed_views.
+constexpr int face_view_count = 42;
+/// Views averaged by cvis_face_embed's `flip` 2 (the chip, its mirror and six jitters).
+constexpr int face_jittered_views = 8;
+
 /// One thread's copy of the recognition network (dlib nets keep per-call state).
 class FaceNet {
   public:
@@ -25,12 +30,17 @@ class FaceNet {
 
     /// Aligns the face to dlib's 150x150 chip (0.25 padding) from `count` points (68 iBUG
     /// landmarks, or the 5 points of dlib's 5-point model: outer/inner corner of the image-right
-    /// eye, outer/inner corner of the image-left eye, bottom of the nose), embeds it and, when
-    /// `views` 1 also the mirrored chip, 2 mirrored chips at three scales (descriptors averaged).
+    /// eye, outer/inner corner of the image-left eye, bottom of the nose) and embeds the first
+    /// `views` entries of the view table (the chip, its mirror, then fixed jitters), averaged.
     /// `out` is L2-normalised. `image` is CV_8UC3 (BGR) or CV_8UC1.
     void embed(const cv::Mat &image, const float *points, int count, int views, float out[128]);
 
+    /// The raw (unaveraged, unnormalised) descriptor of each chip of `views`, 128 floats each.
+    void descriptors(const cv::Mat &image, const float *points, int count, int views, float *out);
+
   private:
+    void chips(const cv::Mat &image, const float *points, int count, int views);
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
@@ -54,6 +64,8 @@ void predictor_rect(const cvis_face_engine *engine, const cvis_face_box &box, lo
 /// Embeds from arbitrary 5 or 68 alignment points (for evaluation).
 cvis_status face_embed_points(cvis_face_engine *engine, cvis_image_view image, const float *points, int count,
                               int flip, float out[128]);
+cvis_status face_descriptors_points(cvis_face_engine *engine, cvis_image_view image, const float *points, int count,
+                                    int views, float *out);
 
 } // namespace cvis
 

@@ -159,9 +159,9 @@ public final class FacePipeline: Sendable {
         return observation
     }
 
-    /// The embedding of an analysed frame's face, as a template.
-    /// The template of the observed face. The daemon uses `.mirrored` everywhere: templates of
-    /// different views do not mix (Docs/face.md), and `.multiScale` triples the cost per frame.
+    /// The template of the observed face. Live probes use `.mirrored` (cheap enough for every
+    /// frame); stored templates and uploaded images `.jittered` (four times the cost, steadier).
+    /// The score calibration is fitted on exactly that pairing (Docs/face.md).
     public func template(of frame: Frame, _ observation: FaceObservation, views: EmbeddingViews = .mirrored) async throws
         -> FaceTemplate
     {

@@ -70,116 +70,32 @@ func lfwPairs() -> [[Pair]] {
     return result
 }
 
-final class Results: @unchecked Sendable {
-    let lock = NSLock()
-    var embeddings: [String: [Float]] = [:]
-    var misses = 0
-    func set(_ k: String, _ v: [Float], missed: Bool) {
-        lock.lock()
-        embeddings[k] = v
-        if missed { misses += 1 }
-        lock.unlock()
+
+/// How many chips of the view table an `EmbeddingViews` averages.
+func chipCount(_ views: EmbeddingViews) -> Int {
+    switch views {
+    case .single: 1
+    case .mirrored: 2
+    case .jittered: 8
     }
 }
 
-/// Embeds every image (detector → landmarks → ResNet, flip-averaged); LFW faces are centred, so
-/// when the detector misses, the central box is used (counted and reported).
-func embedAll(_ files: [String], models: FaceModels, views: EmbeddingViews) -> (embeddings: [String: [Float]], misses: Int, seconds: Double) {
-    let results = Results()
-    let start = now()
-    let threads = ProcessInfo.processInfo.activeProcessorCount
-    DispatchQueue.concurrentPerform(iterations: threads) { t in
-        var i = t
-        while i < files.count {
-            defer { i += threads }
-            guard let frame = readFrame(shared + "/faces/lfw/images/" + files[i]) else { continue }
-            let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
-            _ = try? models.withEngine { engine in
-                let found = try engine.detect(image, minSize: 30)
-                let central = FaceBox(x: 68, y: 68, width: 114, height: 124)
-                // The face nearest the centre (LFW's subject), not just the largest.
-                let box = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }?.box
-                let landmarks = try engine.landmarks(image, box: box ?? central)
-                let e = try engine.embed(image, landmarks: landmarks, views: views)
-                results.set(files[i], e, missed: box == nil)
-            }
-        }
-    }
-    return (results.embeddings, results.misses, now() - start)
-}
-
-func dist(_ a: [Float], _ b: [Float]) -> Double {
-    var s: Float = 0
-    for i in 0..<a.count { let d = a[i] - b[i]; s += d * d }
-    return Double(s.squareRoot())
-}
-
-func runLFW(write: Bool, views: EmbeddingViews) {
+/// LFW accuracy and the score calibration. Side A of every pair is embedded like an enrolment
+/// (`enrol` views) and side B like a live probe (`probe` views): the comparison the daemon makes.
+func runLFW(write: Bool, enrol: EmbeddingViews, probe: EmbeddingViews) {
     let folds = lfwPairs()
     let files = Array(Set(folds.flatMap { $0.flatMap { [$0.a, $0.b] } })).sorted()
-    print("LFW: \(folds.count) folds, \(files.count) images, embedding views: \(views)")
-    let models = loadModels()
-    let (emb, misses, seconds) = embedAll(files, models: models, views: views)
-    print("embedded \(emb.count) images in \(fmt(seconds, 1)) s (\(fmt(seconds / Double(emb.count) * 1000, 1)) ms/image wall, \(ProcessInfo.processInfo.activeProcessorCount) threads); detector missed \(misses) (central box used)")
-
-    // 10-fold: threshold from 9 folds, accuracy on the 10th.
-    var accuracies: [Double] = []
-    let scored = folds.map { $0.compactMap { p -> (Double, Bool)? in
-        guard let a = emb[p.a], let b = emb[p.b] else { return nil }
-        return (dist(a, b), p.same)
-    } }
-    for k in 0..<scored.count {
-        let train = scored.enumerated().filter { $0.offset != k }.flatMap(\.element)
-        var bestT = 0.6, bestAcc = 0.0
-        for t in stride(from: 0.3, through: 0.9, by: 0.0025) {
-            let acc = Double(train.filter { ($0.0 < t) == $0.1 }.count) / Double(train.count)
-            if acc > bestAcc { bestAcc = acc; bestT = t }
-        }
-        accuracies.append(Double(scored[k].filter { ($0.0 < bestT) == $0.1 }.count) / Double(scored[k].count))
-    }
-    let mean = accuracies.reduce(0, +) / Double(accuracies.count)
-    let std = (accuracies.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(accuracies.count)).squareRoot()
-    print("LFW 10-fold accuracy: \(fmt(mean * 100, 2)) % ± \(fmt(std * 100, 2)) (folds: \(accuracies.map { fmt($0 * 100, 1) }.joined(separator: " ")))")
-
-    // All pairs: impostor = different identity, genuine = same identity.
-    let names = files
-    let ids = names.map { String($0.split(separator: "/")[0]) }
-    let n = names.count
-    var matrix = [Float](repeating: 0, count: n * 128)
-    for (i, name) in names.enumerated() { if let e = emb[name] { for j in 0..<128 { matrix[i * 128 + j] = e[j] } } }
-    let bins = 4000  // distance 0…2 in steps of 0.0005
-    var impostor = [Int](repeating: 0, count: bins + 1), genuine = [Int](repeating: 0, count: bins + 1)
-    let block = 512
-    var dots = [Float](repeating: 0, count: block * n)
-    var i0 = 0
-    while i0 < n {
-        let rows = min(block, n - i0)
-        matrix.withUnsafeBufferPointer { m in
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(n), 128, 1,
-                        m.baseAddress! + i0 * 128, 128, m.baseAddress, 128, 0, &dots, Int32(n))
-        }
-        for r in 0..<rows {
-            let i = i0 + r
-            guard emb[names[i]] != nil else { continue }
-            for j in (i + 1)..<n where emb[names[j]] != nil {
-                let d = Double(max(0, 2 - 2 * dots[r * n + j])).squareRoot()
-                let bin = min(bins, Int(d / 2 * Double(bins)))
-                if ids[i] == ids[j] { genuine[bin] += 1 } else { impostor[bin] += 1 }
-            }
-        }
-        i0 += rows
-    }
-    let impostorTotal = impostor.reduce(0, +), genuineTotal = genuine.reduce(0, +)
-    print("all pairs: \(genuineTotal) genuine, \(impostorTotal) impostor")
-    // FAR(d) = impostors at distance <= d; TAR(d) = genuine at distance <= d.
-    var cumI = [Int](repeating: 0, count: bins + 1), cumG = [Int](repeating: 0, count: bins + 1)
-    var ci = 0, cg = 0
-    for b in 0...bins { ci += impostor[b]; cg += genuine[b]; cumI[b] = ci; cumG[b] = cg }
+    print("LFW: \(folds.count) folds, \(files.count) images; enrolment side \(enrol), probe side \(probe)")
+    let d = computeViews(files, views: max(chipCount(enrol), chipCount(probe)), models: loadModels(), cache: false)
+    let result = evaluateViews(d, folds: folds, a: Array(0..<chipCount(enrol)), b: Array(0..<chipCount(probe)),
+                               label: "\(enrol) vs \(probe)")
+    let (impostor, genuine, bins) = (result.impostor, result.genuine, result.bins)
+    let impostorTotal = impostor.reduce(0, +)
+    var cumI = [Int](repeating: 0, count: bins + 1)
+    var ci = 0
+    for b in 0...bins { ci += impostor[b]; cumI[b] = ci }
+    _ = genuine
     func binDistance(_ b: Int) -> Double { Double(b + 1) / Double(bins) * 2 }
-    for far in [1e-3, 1e-4, 1e-5] {
-        let b = (0...bins).last { Double(cumI[$0]) / Double(impostorTotal) <= far } ?? 0
-        print("TAR at FAR \(far): \(fmt(Double(cumG[b]) / Double(genuineTotal) * 100, 2)) % (distance \(fmt(binDistance(b), 4)))")
-    }
 
     // Calibration knots: empirical log10 FAR where there are >= 30 impostors below, then a
     // straight-line tail (log10 FAR vs distance) fitted over FAR 1e-6…1e-3.
@@ -214,7 +130,8 @@ func runLFW(write: Bool, views: EmbeddingViews) {
     let swift = """
         /// The face score calibration (SPEC §4), measured on LFW impostor pairs.
         /// GENERATED by `biometricd-face-bench lfw --write` — do not edit by hand; see Docs/face.md.
-        /// \(impostorTotal) impostor pairs of \(emb.count) LFW images (all cross-identity pairs); knots below
+        /// \(impostorTotal) impostor pairs of \(files.count) LFW images (all cross-identity pairs), an
+        /// enrolment-style (\(enrol)) template against a live-style (\(probe)) probe; knots below
         /// FAR 1e-6 come from the fitted tail log10 FAR = \(fmt(intercept, 3)) + \(fmt(slope, 3))·distance.
         public enum FaceCalibration {
             public static let lfw = ScoreCalibration(knots: knots, source: "LFW, \(impostorTotal) impostor pairs")
@@ -269,7 +186,7 @@ func runStages() {
             time("quality measures") { _ = FaceEngine.measure(image, box: box) }
             time("embed (flip 0)") { _ = try engine.embed(image, landmarks: landmarks, views: .single) }
             time("embed (flip 1)") { _ = try engine.embed(image, landmarks: landmarks, views: .mirrored) }
-            time("embed (3 scales, flip)") { _ = try engine.embed(image, landmarks: landmarks, views: .multiScale) }
+            time("embed (jittered: 8 chips)") { _ = try engine.embed(image, landmarks: landmarks, views: .jittered) }
         }
         // Tracking: the per-frame pipeline on a still sequence (detector every 8th frame).
         let pipeline = FacePipeline(models: models, threads: 1)
@@ -642,14 +559,20 @@ switch arguments.first {
 case "blink": runBlink()
 case "spoof": runSpoof()
 case "lfw":
-    // --views single|mirrored|multiScale (default mirrored, what the daemon ships).
-    let views = arguments.firstIndex(of: "--views").flatMap { i in
-        arguments.indices.contains(i + 1) ? EmbeddingViews.allCases.first { "\($0)" == arguments[i + 1] } : nil
-    } ?? .mirrored
-    runLFW(write: arguments.contains("--write"), views: views)
+    // --enrol / --probe single|mirrored|jittered (default: what the daemon ships, jittered enrolment
+    // templates against mirrored live probes).
+    func views(_ flag: String) -> EmbeddingViews? {
+        arguments.firstIndex(of: flag).flatMap { i in
+            arguments.indices.contains(i + 1) ? EmbeddingViews.allCases.first { "\($0)" == arguments[i + 1] } : nil
+        }
+    }
+    runLFW(write: arguments.contains("--write"), enrol: views("--enrol") ?? .jittered, probe: views("--probe") ?? .mirrored)
+case "lfw-views":
+    let count = arguments.firstIndex(of: "--count").flatMap { Int(arguments[$0 + 1]) } ?? 26
+    runLFWViews(count: max(2, min(42, count)))
 case "stages": runStages()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] [--views single|mirrored|multiScale] | stages | identify | spoof | blink")
+    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | lfw-views [--count N] | stages | identify | spoof | blink")
     exit(2)
 }

@@ -54,4 +54,26 @@ final class PipelineTests: XCTestCase {
         XCTAssertEqual(mp.pitch, pose.pitch, accuracy: 4)
         XCTAssertLessThan(abs(pose.yaw), 20, "LFW photos are roughly frontal")
     }
+
+    /// Enrolment-style (jittered) templates against live-style (mirrored) probes: deterministic,
+    /// close to the mirrored embedding of the same photo, and on the calibrated score scale a
+    /// match for another photo of the person and not for someone else.
+    func testJitteredTemplatesAreDeterministicAndMatchMirroredProbes() throws {
+        let models = try models()
+        func embedding(_ name: String, _ views: EmbeddingViews) throws -> FaceTemplate {
+            let f = try frame(Self.lfw + "/" + name)
+            let o = try models.withEngine { try FacePipeline.analyze(f, tracker: FaceTracker(), engine: $0) }
+            let landmarks = try XCTUnwrap(o.landmarks, "face found in \(name)")
+            let image = ImageRef(pixels: UnsafePointer(f.bgr!.pointer), width: f.width, height: f.height, channels: 3)
+            return FaceTemplate(embedding: try models.withEngine { try $0.embed(image, landmarks: landmarks, views: views) }, quality: 80)
+        }
+        let enrolled = try embedding("Tony_Blair/Tony_Blair_0048.jpg", .jittered)
+        XCTAssertEqual(enrolled.embedding, try embedding("Tony_Blair/Tony_Blair_0048.jpg", .jittered).embedding, "fixed jitters, same output")
+        XCTAssertLessThan(enrolled.distance(to: try embedding("Tony_Blair/Tony_Blair_0048.jpg", .mirrored)), 0.15)
+        let calibration = FaceCalibration.lfw
+        let genuine = calibration.score(distance: enrolled.distance(to: try embedding("Tony_Blair/Tony_Blair_0053.jpg", .mirrored)))
+        let impostor = calibration.score(distance: enrolled.distance(to: try embedding("Aaron_Eckhart/Aaron_Eckhart_0001.jpg", .mirrored)))
+        XCTAssertGreaterThanOrEqual(genuine, 48, "another photo of the same person matches at the default threshold")
+        XCTAssertLessThan(impostor, 24, "someone else stays far below it")
+    }
 }

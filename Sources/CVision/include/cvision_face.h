@@ -77,9 +77,9 @@ typedef struct {
 cvis_status cvis_face_measure(cvis_image_view image, cvis_face_box box, cvis_face_measures *out);
 
 /// 128-d embedding of the face aligned from its 68 landmarks to dlib's 150x150 chip (0.25
-/// padding). `flip` 1 also embeds the mirrored chip and averages (then re-normalises); 2 embeds
-/// mirrored chips at three scales (padding 0.25, 0.20, 0.30: six chips, three times the cost).
-/// The output is L2-normalised.
+/// padding). `flip` 1 also embeds the mirrored chip and averages (then re-normalises); 2 adds six
+/// fixed small jitters of the chip (dlib's jitter_image distribution: up to 3°, 2 % shift, 3 %
+/// zoom; eight chips, about four times the cost). The output is L2-normalised.
 /// When the 5-point model is loaded the chip is aligned on its 5 points, found in the box of this
 /// engine's last cvis_face_landmarks call if `landmarks` are that call's output (else in a box
 /// derived from the landmarks); without it, on the 68 landmarks. LFW accuracy (YuNet boxes):
@@ -87,6 +87,13 @@ cvis_status cvis_face_measure(cvis_image_view image, cvis_face_box box, cvis_fac
 /// The best LFW threshold on the Euclidean distance between two outputs is about 0.42 (flip 1).
 cvis_status cvis_face_embed(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,
                             float out[128]);
+
+/// For evaluation: the raw descriptor (128 floats, not normalised) of each of the first `views`
+/// (1-42) chips of the fixed view table (the chip, its mirror, then jitters; `cvis_face_embed`
+/// averages the first 1, 2 or 8), written to `out` one after another. `alignment` 0 is the default
+/// one; 1 the 68 landmarks, 2 five of the 68, 3 the 5-point model on a landmark-derived box.
+cvis_status cvis_face_embed_views(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136],
+                                  int alignment, int views, float *out);
 
 /// Draws a box and landmarks (may be NULL) onto a BGR image in place.
 cvis_status cvis_face_draw(uint8_t *bgr, int width, int height, cvis_face_box box, const float *landmarks);

@@ -92,8 +92,10 @@ extension Daemon {
         table.register(Method.faceMatch) { [self] (context, p: FaceMatchParams) in
             try policy.requireAdmin(context.peer, "face.match")
             let threshold = p.matchingThreshold ?? 48
-            let probe = try await templateOrImage(p.probe, field: "probe")
-            let reference = try await templateOrImage(p.reference, field: "reference")
+            // An image is embedded as what it stands for: the probe like a live frame, the
+            // reference like an enrolment (the pairing the score calibration is fitted on).
+            let probe = try await templateOrImage(p.probe, field: "probe", views: .mirrored)
+            let reference = try await templateOrImage(p.reference, field: "reference", views: .jittered)
             let score = face.score(probe, against: [reference])
             return MatchResult(score: score, match: score >= threshold, threshold: threshold)
         }
@@ -118,17 +120,19 @@ extension Daemon {
     }
 
     /// A template, or the face found in an image.
-    func templateOrImage(_ base64: String, field: String) async throws -> FaceTemplate {
+    func templateOrImage(_ base64: String, field: String, views: EmbeddingViews) async throws -> FaceTemplate {
         guard let data = Data(base64Encoded: base64) else {
             throw RPCError.invalidParams(field: field, "'\(field)' is not base64")
         }
         if data.starts(with: FaceTemplate.magic) { return try Self.decodeTemplate(base64, field: field) }
-        let result = try await Self.extract(base64, field: field, pipeline: try await face.pipeline())
+        let result = try await Self.extract(base64, field: field, pipeline: try await face.pipeline(), views: views)
         return try Self.decodeTemplate(result.template, field: field)
     }
 
     /// Decodes an uploaded image and extracts its (largest) face.
-    static func extract(_ base64: String, field: String, pipeline: FacePipeline) async throws -> FaceExtractResult {
+    static func extract(_ base64: String, field: String, pipeline: FacePipeline, views: EmbeddingViews = .jittered) async throws
+        -> FaceExtractResult
+    {
         guard let data = Data(base64Encoded: base64), !data.isEmpty else {
             throw RPCError.invalidParams(field: field, "'\(field)' must be a base64 JPEG, PNG or PGM image")
         }
@@ -143,7 +147,7 @@ extension Daemon {
             throw RPCError.app(.badQuality, "no face found in the image", hint: "use a photo with one clear, frontal face",
                                details: ["feedback": ["no_face"]])
         }
-        let template = try await pipeline.template(of: frame, observation)
+        let template = try await pipeline.template(of: frame, observation, views: views)
         return FaceExtractResult(
             template: template.data.base64EncodedString(),
             box: FaceBoxWire(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height)),

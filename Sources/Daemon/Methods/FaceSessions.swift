@@ -219,7 +219,7 @@ extension Daemon {
                         if let pose = observation.pose, observation.faceCount == 1, target.accepts(pose) {
                             if observation.qualityScore >= threshold {
                                 extraction = "extracting"
-                                let template = try await pipeline.template(of: frame, observation)
+                                let template = try await pipeline.template(of: frame, observation, views: .jittered)
                                 result.append((target, template))
                                 got += 1
                                 extraction = "success"
