@@ -561,8 +561,7 @@ cvis_status cvis_face_embed_views(cvis_face_engine *engine, cvis_image_view imag
                                        : alignment == 1 ? cvis::ChipAlignment::landmarks68
                                        : alignment == 2 ? cvis::ChipAlignment::eyesNose5
                                                         : cvis::ChipAlignment::shape5;
-    cvis_face_engine *e = engine;
-    if (alignment == 3 && e) e->has_last = false; // force the landmark-derived box
+    if (alignment == 3 && engine) engine->has_last = false; // force the landmark-derived box
     const cvis_status st = cvis::alignment_points(engine, image, landmarks, chosen, points, count);
     return st == CVIS_OK ? cvis::face_descriptors_points(engine, image, points, count, views, out) : st;
 }

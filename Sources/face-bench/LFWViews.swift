@@ -63,10 +63,9 @@ func computeViews(_ files: [String], views: Int, models: FaceModels, alignment: 
 
 /// 10-fold accuracy (threshold from 9 folds) and TAR at FAR 1e-3/1e-4/1e-5 over all cross-identity
 /// pairs, with side A of every pair embedded from `a` and side B from `b`.
-/// Distance histograms (bins of 2 / `bins`) of all genuine and impostor pairs.
+/// The distance histogram (bins of 2 / `bins`) of all impostor pairs (for the calibration).
 struct PairHistograms {
     let impostor: [Int]
-    let genuine: [Int]
     let bins: Int
 }
 
@@ -133,7 +132,7 @@ func evaluateViews(_ d: ViewDescriptors, folds: [[Pair]], a: [Int], b: [Int], la
         tars.append(fmt(Double(best) / Double(gt) * 100, 2))
     }
     say("\(label): LFW 10-fold \(fmt(mean * 100, 2)) % ± \(fmt(std * 100, 2)) (folds: \(accuracies.map { fmt($0 * 100, 1) }.joined(separator: " "))); all pairs (\(gt) genuine, \(it) impostor): TAR \(tars.joined(separator: " / ")) % at FAR 1e-3/1e-4/1e-5")
-    return PairHistograms(impostor: impostor, genuine: genuine, bins: bins)
+    return PairHistograms(impostor: impostor, bins: bins)
 }
 
 func runLFWViews(count: Int) {

@@ -89,12 +89,11 @@ func runLFW(write: Bool, enrol: EmbeddingViews, probe: EmbeddingViews) {
     let d = computeViews(files, views: max(chipCount(enrol), chipCount(probe)), models: loadModels(), cache: false)
     let result = evaluateViews(d, folds: folds, a: Array(0..<chipCount(enrol)), b: Array(0..<chipCount(probe)),
                                label: "\(enrol) vs \(probe)")
-    let (impostor, genuine, bins) = (result.impostor, result.genuine, result.bins)
+    let (impostor, bins) = (result.impostor, result.bins)
     let impostorTotal = impostor.reduce(0, +)
     var cumI = [Int](repeating: 0, count: bins + 1)
     var ci = 0
     for b in 0...bins { ci += impostor[b]; cumI[b] = ci }
-    _ = genuine
     func binDistance(_ b: Int) -> Double { Double(b + 1) / Double(bins) * 2 }
 
     // Calibration knots: empirical log10 FAR where there are >= 30 impostors below, then a
