@@ -8,6 +8,15 @@ public final class CaptureSession: Sendable {
     public let frames: FrameQueue
     private let stopRequested = Atomic<Bool>(false)
     private let finished = Mutex<[CheckedContinuation<Void, Never>]?>([])
+    /// Why the stream ended on its own (device lost, I/O error), and who waits to hear of it.
+    private let failureState = Mutex<FailureState>(FailureState())
+
+    private struct FailureState {
+        var error: CameraError?
+        var ended = false
+        var waiters: [Int: CheckedContinuation<CameraError?, Never>] = [:]
+        var nextWaiter = 0
+    }
 
     /// A device that gives no frame for this long is treated as lost.
     static let stallTimeoutMs = 5000
@@ -40,15 +49,58 @@ public final class CaptureSession: Sendable {
             } catch .timeout {
                 waitedMs += 200
                 if waitedMs >= Self.stallTimeoutMs {
-                    frames.finish(.lost(cameraID, reason: "no frame for \(Self.stallTimeoutMs / 1000) s"))
+                    fail(.lost(cameraID, reason: "no frame for \(Self.stallTimeoutMs / 1000) s"))
                     return
                 }
             } catch {
-                frames.finish(error)
+                fail(error)
                 return
             }
         }
         frames.finish(.lost(cameraID, reason: "capture stopped"))
+        endFailureWatch(nil)
+    }
+
+    private func fail(_ error: CameraError) {
+        frames.finish(error)
+        endFailureWatch(error)
+    }
+
+    private func endFailureWatch(_ error: CameraError?) {
+        let waiters = failureState.withLock { s in
+            s.ended = true
+            s.error = error
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
+        }
+        waiters.forEach { $0.resume(returning: error) }
+    }
+
+    /// The failure the stream ended with, if it has ended on its own.
+    public var endedWith: CameraError? { failureState.withLock { $0.error } }
+
+    /// Waits until the device fails (lost, I/O error) and returns why; nil when capture was
+    /// stopped normally or the waiting task was canceled. Sessions race this against their own
+    /// work, so a lost camera is reported at once, even while a slow analysis is still running.
+    public func failure() async -> CameraError? {
+        let id = failureState.withLock { s -> Int in
+            s.nextWaiter += 1
+            return s.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<CameraError?, Never>) in
+                let done: CameraError?? = failureState.withLock { s in
+                    if s.ended { return .some(s.error) }
+                    if Task.isCancelled { return .some(nil) }
+                    s.waiters[id] = c
+                    return .none
+                }
+                if let result = done { c.resume(returning: result) }
+            }
+        } onCancel: {
+            let waiter = failureState.withLock { s in s.waiters.removeValue(forKey: id) }
+            waiter?.resume(returning: nil)
+        }
     }
 
     /// Stops capture and waits until the device is closed.

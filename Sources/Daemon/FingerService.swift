@@ -12,15 +12,14 @@ import Synchronization
 final class FingerService: Sendable {
     let extractor = FingerprintExtractor()
     let matcher = FingerMatcher()
-    private let queue = DispatchQueue(label: "biometricd.finger", qos: .userInitiated, attributes: .concurrent)
-    private let slots: DispatchSemaphore
+    private let pool: AnalysisPool
     private let threads: Int
     private let galleryCache = Mutex<[FingerReference]?>(nil)
     /// Per-camera distance calibration from the config (camera id or path → calibration).
     let optics: [String: DistanceCalibration]
 
     init(threads: Int, optics: [String: DistanceCalibration]) {
-        slots = DispatchSemaphore(value: max(1, threads))
+        pool = AnalysisPool(label: "biometricd.finger", threads: threads)
         self.threads = max(1, threads)
         self.optics = optics
     }
@@ -30,15 +29,9 @@ final class FingerService: Sendable {
         optics[device.id] ?? optics[device.description.path]
     }
 
-    /// Runs `work` on the analysis pool (bounded by analysis_threads).
+    /// Runs `work` on the analysis pool (bounded by analysis_threads; waiting is cancellable).
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { [slots] in
-                slots.wait()
-                defer { slots.signal() }
-                continuation.resume(with: Result { try work() })
-            }
-        }
+        try await pool.run(work)
     }
 
     // MARK: Templates

@@ -54,28 +54,20 @@ public final class FaceTracker: @unchecked Sendable {
     public init(redetectEvery: Int = 8) { self.redetectEvery = redetectEvery }
 }
 
-/// The face pipeline on the analysis pool: a concurrent Dispatch queue whose width is bounded
-/// by a semaphore (analysis_threads), each job with its own native engine.
+/// The face pipeline on the analysis pool (width analysis_threads), each job with its own
+/// native engine.
 public final class FacePipeline: Sendable {
     public let models: FaceModels
-    private let queue: DispatchQueue
-    private let slots: DispatchSemaphore
+    private let pool: AnalysisPool
 
     public init(models: FaceModels, threads: Int) {
         self.models = models
-        queue = DispatchQueue(label: "biometricd.analysis", qos: .userInitiated, attributes: .concurrent)
-        slots = DispatchSemaphore(value: max(1, threads))
+        pool = AnalysisPool(label: "biometricd.analysis", threads: threads)
     }
 
     /// Runs `work` on the pool with an engine.
     func run<T: Sendable>(_ work: @escaping @Sendable (FaceEngine) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { [models, slots] in
-                slots.wait()
-                defer { slots.signal() }
-                continuation.resume(with: Result { try models.withEngine(work) })
-            }
-        }
+        try await pool.run { [models] in try models.withEngine(work) }
     }
 
     /// Detects (or tracks), fits landmarks, estimates pose and quality.
