@@ -31,6 +31,7 @@ let package = Package(
         .target(name: "CSystemd", path: "Sources/CSystemd", linkerSettings: [.linkedLibrary("systemd")]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "COpenBLAS", path: "Sources/COpenBLAS"),
+        .systemLibrary(name: "CArgon2", path: "Sources/CArgon2"),
         .target(
             name: "CVision",
             path: "Sources/CVision",
@@ -44,6 +45,11 @@ let package = Package(
 
         // MARK: Libraries, one per layer
         .target(name: "BiometricProtocol", path: "Sources/Protocol"),
+        .target(
+            name: "BiometricAuth",
+            dependencies: ["CArgon2", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Sources/Auth"
+        ),
         .target(
             name: "BiometricCamera",
             dependencies: ["CV4L2", "CVision", .product(name: "Logging", package: "swift-log")],
@@ -61,13 +67,14 @@ let package = Package(
         ),
         .target(
             name: "BiometricStore",
-            dependencies: ["CSQLite", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CSQLite", "BiometricAuth", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Store"
         ),
         .target(
             name: "BiometricDaemon",
             dependencies: [
-                "BiometricProtocol", "BiometricCamera", "BiometricStore", "BiometricFace", "BiometricFinger", "CSystemd", "CVision",
+                "BiometricProtocol", "BiometricAuth", "BiometricCamera", "BiometricStore", "BiometricFace", "BiometricFinger",
+                "CSystemd", "CVision",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -118,11 +125,12 @@ let package = Package(
         .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
         .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
         .testTarget(name: "StoreTests", dependencies: ["BiometricStore"], path: "Tests/StoreTests"),
+        .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
         .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCamera", "CVision"], path: "Tests/FaceTests"),
         .testTarget(name: "FingerTests", dependencies: ["BiometricFinger", "BiometricCamera", "CVision"], path: "Tests/FingerTests"),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "CVision"],
+            dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "CVision"],
             path: "Tests/DaemonTests"
         ),
     ],

@@ -1,3 +1,4 @@
+import BiometricAuth
 import BiometricCamera
 import BiometricFinger
 import Foundation
@@ -23,12 +24,21 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var fingerOptics: [String: DistanceCalibration] = [:]
     /// Threads of the frame-analysis pool.
     public var analysisThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Biometric lockout (SPEC §4): failures that lock for `lockSeconds`, failures that lock until a PIN.
+    public var lockout = LockoutRules()
+    /// Wrong PINs in a row before pin_locked; ≤ 0 = unlimited.
+    public var pinMaxRetries = 3
+    public var pinRules = PINRules()
+    /// Test hook: hold every auth reply this long after its outcome is stored (so a test can
+    /// kill the daemon in between). Refused by a production instance (see `isProductionInstance`).
+    public var testHoldRepliesMs = 0
 
     public init() {}
 
     /// The keys of the config file, each with its check. `camera` and `models` may repeat.
     public static let keys = ["socket", "state_dir", "models", "camera", "log_level", "admin_group", "login_group",
-                              "analysis_threads", "finger_optics"]
+                              "analysis_threads", "finger_optics", "lockout_failures", "lockout_seconds", "lockout_pin_failures",
+                              "pin_max_retries", "pin_min_length", "pin_max_length", "test_hold_replies_ms"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -37,6 +47,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be a path (absolute, or relative starting with '.'), got '\(v)'")
             }
             return v
+        }
+        func integer(_ range: ClosedRange<Int>, _ note: String) throws(ConfigError) -> Int {
+            guard let n = Int(value), range.contains(n) else {
+                throw ConfigError(key: key, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound)\(note.isEmpty ? "" : " (\(note))"), got '\(value)'")
+            }
+            return n
         }
         switch key {
         case "socket":
@@ -73,6 +89,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "finger_optics":
             let (camera, optics) = try Self.parseFingerOptics(value)
             fingerOptics[camera] = optics
+        case "lockout_failures": lockout.failuresToLock = try integer(0...1000, "0 disables the timed lock")
+        case "lockout_seconds": lockout.lockSeconds = try integer(1...86400, "")
+        case "lockout_pin_failures": lockout.failuresToRequirePIN = try integer(0...10000, "0 disables the lock until PIN")
+        case "pin_max_retries": pinMaxRetries = try integer(-1...1000, "0 or less = unlimited")
+        case "pin_min_length": pinRules = PINRules(minLength: try integer(-1...64, "0 or less = 4"), maxLength: pinRules.maxLength)
+        case "pin_max_length": pinRules = PINRules(minLength: pinRules.minLength, maxLength: try integer(0...64, "0 = no limit"))
+        case "test_hold_replies_ms": testHoldRepliesMs = try integer(0...60000, "test hook; refused by a production instance")
         default:
             throw ConfigError(key: key, message: "unknown key; known keys: \(Self.keys.joined(separator: ", "))")
         }
@@ -140,6 +163,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
     }
 
     public var privileged: Bool { geteuid() == 0 }
+
+    /// Root, the system paths, or started by systemd: test hooks that make the daemon predictable
+    /// (held replies, fixed challenge sequences) are refused here, whatever the config says.
+    public var isProductionInstance: Bool {
+        let env = ProcessInfo.processInfo.environment
+        return privileged || socketPath == Self.defaultSocketPath || stateDirectory == Self.defaultStateDirectory
+            || env["LISTEN_FDS"] != nil || env["NOTIFY_SOCKET"] != nil || env["INVOCATION_ID"] != nil
+    }
 }
 
 public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -28,6 +28,7 @@ public final class Daemon: Sendable {
     let face: FaceService
     let finger: FingerService
     let policy: AccessPolicy
+    let auth: AuthService
     let startedNs = monotonicNanoseconds()
     let activeSessions = Atomic<Int>(0)
     private let server = Mutex<RPCServer?>(nil)
@@ -49,6 +50,10 @@ public final class Daemon: Sendable {
         } catch {
             throw StartupError(description: "state folder \(configuration.stateDirectory): \(error)")
         }
+        auth = AuthService(store: store, configuration: configuration, logger: logger)
+        if configuration.testHoldRepliesMs > 0 && !configuration.isProductionInstance {
+            logger.warning("test hook on: auth replies are held \(configuration.testHoldRepliesMs) ms after their outcome is stored")
+        }
         models = ModelCatalog(folders: configuration.modelDirectories)
         face = FaceService(catalog: models, threads: configuration.analysisThreads, logger: logger)
         finger = FingerService(threads: configuration.analysisThreads, optics: configuration.fingerOptics)
@@ -66,6 +71,7 @@ public final class Daemon: Sendable {
         registerUserMethods(&table)
         registerFaceMethods(&table)
         registerFingerMethods(&table)
+        registerAuthMethods(&table)
         return table
     }
 
@@ -156,15 +162,26 @@ struct UncheckedSendable<T>: @unchecked Sendable {
     init(_ value: T) { self.value = value }
 }
 
-/// Runs `operation`, failing with `timeout` (1007) after `milliseconds`.
-func withDeadline<T: Sendable>(milliseconds: Int, _ what: String, _ operation: @escaping @Sendable () async throws -> T)
-    async throws -> T
+/// Runs `operation`, failing with `timeout` (1007) after `milliseconds`. With `camera`, a device
+/// that fails meanwhile ends the call at once with its camera error: a lost camera is reported
+/// as lost even while an analysis is still running or the deadline is near.
+func withDeadline<T: Sendable>(milliseconds: Int, _ what: String, watching camera: CaptureSession? = nil,
+                               _ operation: @escaping @Sendable () async throws -> T) async throws -> T
 {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
         group.addTask {
             try await Task.sleep(nanoseconds: UInt64(milliseconds) * 1_000_000)
+            if let failure = camera?.endedWith { throw failure }
             throw RPCError.app(.timeout, "\(what) took longer than \(milliseconds) ms", details: ["timeout_ms": .int(Int64(milliseconds))])
+        }
+        if let camera {
+            group.addTask {
+                if let failure = await camera.failure() { throw failure }
+                // Stopped normally: nothing to report; wait to be canceled with the others.
+                while !Task.isCancelled { try await Task.sleep(nanoseconds: 1_000_000_000) }
+                throw CancellationError()
+            }
         }
         defer { group.cancelAll() }
         return try await group.next()!

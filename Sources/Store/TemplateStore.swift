@@ -40,9 +40,9 @@ public struct TemplateInfo: Sendable, Equatable {
 /// Every change is one transaction: a crash at any point leaves the last committed state.
 public final class TemplateStore: Sendable {
     public static let fileName = "biometricd.sqlite"
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
-    private let connection: Mutex<SQLiteConnection>
+    let connection: Mutex<SQLiteConnection>
     // Immutable after init; swift-crypto does not mark it Sendable.
     nonisolated(unsafe) private let key: SymmetricKey
     public let path: String
@@ -99,7 +99,8 @@ public final class TemplateStore: Sendable {
             sealed BLOB NOT NULL
         );
         CREATE INDEX templates_by_user ON templates(user_uuid, modality);
-        """
+        """,
+        authSchema,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {
@@ -192,7 +193,7 @@ public final class TemplateStore: Sendable {
         }
     }
 
-    private static func ensureUser(_ db: SQLiteConnection, name: String, created: String) throws(StoreError) -> String {
+    static func ensureUser(_ db: SQLiteConnection, name: String, created: String) throws(StoreError) -> String {
         var uuid: String?
         try db.query("SELECT uuid FROM users WHERE name = ?", [.text(name)]) { row in uuid = row.text(0) }
         if let uuid { return uuid }
@@ -291,8 +292,17 @@ public final class TemplateStore: Sendable {
     }
 
     private func seal(_ payload: Data, user: String, template: String) throws(StoreError) -> Data {
+        try seal(payload, associatedData: Self.associatedData(user: user, template: template))
+    }
+
+    private func unseal(_ sealed: Data, user: String, template: String) throws(StoreError) -> Data {
+        try unseal(sealed, associatedData: Self.associatedData(user: user, template: template), what: template)
+    }
+
+    /// AES-256-GCM with the store key; `associatedData` binds the ciphertext to its row.
+    func seal(_ payload: Data, associatedData: Data) throws(StoreError) -> Data {
         do {
-            let box = try AES.GCM.seal(payload, using: key, authenticating: Self.associatedData(user: user, template: template))
+            let box = try AES.GCM.seal(payload, using: key, authenticating: associatedData)
             guard let combined = box.combined else { throw StoreError.io("AES-GCM gave no combined form") }
             return combined
         } catch {
@@ -300,12 +310,12 @@ public final class TemplateStore: Sendable {
         }
     }
 
-    private func unseal(_ sealed: Data, user: String, template: String) throws(StoreError) -> Data {
+    func unseal(_ sealed: Data, associatedData: Data, what: String) throws(StoreError) -> Data {
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)
-            return try AES.GCM.open(box, using: key, authenticating: Self.associatedData(user: user, template: template))
+            return try AES.GCM.open(box, using: key, authenticating: associatedData)
         } catch {
-            throw .corrupt(template)
+            throw .corrupt(what)
         }
     }
 

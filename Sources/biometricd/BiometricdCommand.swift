@@ -34,6 +34,9 @@ struct BiometricdCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
 
+    @Option(name: .customLong("set"), help: "Any config key, as KEY=VALUE (e.g. --set lockout_seconds=60); repeatable.")
+    var settingsOverrides: [String] = []
+
     mutating func run() async throws {
         var settings = DaemonConfiguration()
         do {
@@ -46,8 +49,15 @@ struct BiometricdCommand: AsyncParsableCommand {
             for (i, m) in models.enumerated() { try settings.apply(key: "models", value: absolute(m), appendLists: i > 0) }
             for (i, c) in camera.enumerated() { try settings.apply(key: "camera", value: c, appendLists: i > 0) }
             if let logLevel { try settings.apply(key: "log_level", value: logLevel, appendLists: false) }
+            for item in settingsOverrides {
+                guard let eq = item.firstIndex(of: "=") else { throw ConfigError(message: "--set takes KEY=VALUE, got '\(item)'") }
+                try settings.apply(key: String(item[..<eq]), value: String(item[item.index(after: eq)...]), appendLists: false)
+            }
+            if settings.testHoldRepliesMs > 0 && settings.isProductionInstance {
+                throw ConfigError(key: "test_hold_replies_ms", message: "is a test hook: refused when running as root, on the system paths or under systemd")
+            }
         } catch {
-            throw ValidationError(error.description)
+            throw ValidationError((error as? ConfigError)?.description ?? "\(error)")
         }
         let level = settings.logLevel
         LoggingSystem.bootstrap { StderrLogHandler(label: $0, level: level) }

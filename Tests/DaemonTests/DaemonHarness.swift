@@ -19,12 +19,18 @@ final class DaemonProcess {
     let process = Process()
     let logPath: String
 
-    init(cameras: [String], extraArguments: [String] = [], prepare: ((String) throws -> Void)? = nil) throws {
+    /// Removes the folder when the object goes (a restart test hands it to the next daemon).
+    var removeFiles = true
+
+    /// `root` reuses a stopped daemon's folder (state, key) for a restart; `user` runs the daemon
+    /// as that user when the tests run as root (test hooks are refused by a root daemon).
+    init(cameras: [String], extraArguments: [String] = [], root existing: String? = nil, user: String? = nil,
+         prepare: ((String) throws -> Void)? = nil) throws {
         let binary = productsDirectory + "/biometricd"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw XCTSkip("\(binary) missing: run `swift build` before `swift test`")
         }
-        root = "/tmp/bmd-\(UUID().uuidString.prefix(8))"
+        root = existing ?? "/tmp/bmd-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o755])
         socket = root + "/biometricd.sock"
@@ -32,9 +38,16 @@ final class DaemonProcess {
         logPath = root + "/daemon.log"
         try prepare?(stateDir)
         FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--socket", socket, "--state-dir", stateDir, "--models", root + "/no-models",
-                             "--log-level", "debug"] + cameras.flatMap { ["--camera", $0] } + extraArguments
+        let arguments = ["--socket", socket, "--state-dir", stateDir, "--models", root + "/no-models",
+                         "--log-level", "debug"] + cameras.flatMap { ["--camera", $0] } + extraArguments
+        if let user, geteuid() == 0 {
+            _ = try runProgram("/bin/chown", ["-R", user, root])
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups", "--", binary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = arguments
+        }
         process.standardError = FileHandle(forWritingAtPath: logPath)
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -66,9 +79,17 @@ final class DaemonProcess {
         return process.terminationStatus
     }
 
+    /// SIGKILL: no clean shutdown, no checkpoint.
+    func kill9() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
     deinit {
         stop()
-        try? FileManager.default.removeItem(atPath: root)
+        if removeFiles { try? FileManager.default.removeItem(atPath: root) }
     }
 }
 
@@ -148,7 +169,7 @@ final class RawConnection: @unchecked Sendable {  // tests use one from one thre
 
 /// Runs a program, returning its exit status and output.
 @discardableResult
-func runProgram(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+func runProgram(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -156,8 +177,13 @@ func runProgram(_ executable: String, _ arguments: [String], environment: [Strin
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    process.standardInput = FileHandle.nullDevice
+    let stdin = Pipe()
+    process.standardInput = input == nil ? FileHandle.nullDevice : stdin
     try process.run()
+    if let input {
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try? stdin.fileHandleForWriting.close()
+    }
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

@@ -36,15 +36,23 @@ extension Daemon {
             throw RPCError.app(.noFaceRegistered, "user '\(p.user)' has no face enrolled",
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
         }
+        try auth.checkBiometric(p.user)
         let settings = FaceAuthSettings(
             camera: p.camera, liveness: (p.mode ?? "liveness") == "liveness", matchingThreshold: p.matchingThreshold ?? 48,
             qualityThreshold: p.qualityThreshold ?? 48, livenessThreshold: p.livenessThreshold ?? 50,
             blinkTimeoutMs: p.blinkTimeoutMs ?? 5000, timeoutMs: p.timeoutMs ?? 30000)
         let face = self.face
-        let outcome = try await faceAuthenticate(settings, pipeline: pipeline, context: context) { probe in
-            let score = face.score(probe, against: references)
-            return (score, score >= settings.matchingThreshold)
+        let outcome: FaceAuthOutcome
+        do {
+            outcome = try await faceAuthenticate(settings, pipeline: pipeline, context: context) { probe in
+                let score = face.score(probe, against: references)
+                return (score, score >= settings.matchingThreshold)
+            }
+        } catch {
+            if AuthService.countsAsFailure(error) { auth.recordBiometric(p.user, success: false, modality: "face") }
+            throw error
         }
+        auth.recordBiometric(p.user, success: outcome.matched, modality: "face")
         logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness) in \(outcome.durationMs) ms")
         return FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
                                 liveness: outcome.liveness, livenessScore: outcome.livenessScore,
@@ -73,6 +81,11 @@ extension Daemon {
         let margin = p.margin ?? 5
         let top = candidates.first
         let matched = outcome.matched && top != nil
+        if matched, let chosen = top?.user {
+            // The chosen user's lockout applies; a recognised user starts their count again.
+            try auth.checkBiometric(chosen)
+            auth.recordBiometric(chosen, success: true, modality: "face")
+        }
         let stepUp = matched && candidates.count > 1 && top!.score - candidates[1].score < margin
         return FaceIdentifyResult(user: matched ? top?.user : nil, score: top?.score ?? 0, candidates: candidates,
                                   stepUpRequired: stepUp, liveness: outcome.liveness, durationMs: outcome.durationMs)
@@ -85,7 +98,7 @@ extension Daemon {
     {
         let started = monotonicNanoseconds()
         return try await withCameraSession(s.camera) { capture, _ in
-            try await withDeadline(milliseconds: s.timeoutMs + 3000, "face capture") {
+            try await withDeadline(milliseconds: s.timeoutMs + 3000, "face capture", watching: capture) {
                 var outcome = FaceAuthOutcome()
                 outcome.liveness = s.liveness ? "spoof" : "not_checked"
                 let tracker = FaceTracker()
@@ -158,7 +171,8 @@ extension Daemon {
                                                details: ["feedback": .array(observation.feedback.map { .string($0) })])
                         }
                         throw RPCError.app(.timeout, sawFace ? "no decision within \(s.timeoutMs) ms" : "no face seen within \(s.timeoutMs) ms",
-                                           hint: sawFace ? "keep still, then blink" : "look at the camera")
+                                           hint: sawFace ? "keep still, then blink" : "look at the camera",
+                                           details: ["face_seen": .bool(sawFace)])
                     }
                 }
             }
@@ -182,7 +196,7 @@ extension Daemon {
         let started = monotonicNanoseconds()
         let needed = perTarget * targets.count
         let captured: [(FaceQuality.PoseTarget, FaceTemplate)] = try await withCameraSession(p.camera) { capture, _ in
-            try await withDeadline(milliseconds: timeoutMs + Int(countdown) * 1000 + 3000, "face.enroll") {
+            try await withDeadline(milliseconds: timeoutMs + Int(countdown) * 1000 + 3000, "face.enroll", watching: capture) {
                 let tracker = FaceTracker()
                 var throttle = EventThrottle()
                 // Countdown: the user gets ready while we already show guidance.

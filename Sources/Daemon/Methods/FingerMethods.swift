@@ -19,18 +19,7 @@ extension Daemon {
         table.register(Method.fingerVerify) { [self] (context, p: FingerAuthParams) in
             guard let user = p.user else { throw RPCError.invalidParams(field: "user", "missing required parameter 'user'") }
             try policy.requireSelfOrAdmin(context.peer, user: user, "verify the fingers of")
-            let references = try finger.references(store, user: user)
-            guard !references.isEmpty else {
-                throw RPCError.app(.noFingerRegistered, "user '\(user)' has no finger enrolled",
-                                   hint: "enrol first: authctl finger enroll \(user)", details: ["user": .string(user)])
-            }
-            let started = monotonicNanoseconds()
-            let outcome = try await fingerAuthenticate(p, references: references, context: context)
-            let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
-            logger.info("finger.verify \(user): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
-            return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: p.threshold ?? 48,
-                                      position: outcome.position?.name, liveness: outcome.liveness.rawValue,
-                                      captures: outcome.captures, durationMs: ms)
+            return try await fingerVerify(p, user: user, context)
         }
         table.register(Method.fingerIdentify) { [self] (context, p: FingerAuthParams) in
             try policy.requireAdminOrLogin(context.peer, "finger.identify")
@@ -94,5 +83,31 @@ extension Minutia {
     var wire: MinutiaWire {
         MinutiaWire(x: (Double(x) * 10).rounded() / 10, y: (Double(y) * 10).rounded() / 10,
                     angle: (Double(angleDegrees) * 10).rounded() / 10, type: kind.rawValue, quality: Int(quality))
+    }
+}
+
+extension Daemon {
+    /// Fast authentication of one user's fingers, with their lockout.
+    func fingerVerify(_ p: FingerAuthParams, user: String, _ context: CallContext) async throws -> FingerVerifyResult {
+        let references = try finger.references(store, user: user)
+        guard !references.isEmpty else {
+            throw RPCError.app(.noFingerRegistered, "user '\(user)' has no finger enrolled",
+                               hint: "enrol first: authctl finger enroll \(user)", details: ["user": .string(user)])
+        }
+        try auth.checkBiometric(user)
+        let started = monotonicNanoseconds()
+        let outcome: FingerAuthOutcome
+        do {
+            outcome = try await fingerAuthenticate(p, references: references, context: context)
+        } catch {
+            if AuthService.countsAsFailure(error) { auth.recordBiometric(user, success: false, modality: "finger") }
+            throw error
+        }
+        auth.recordBiometric(user, success: outcome.matched, modality: "finger")
+        let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
+        logger.info("finger.verify \(user): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
+        return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: p.threshold ?? 48,
+                                  position: outcome.position?.name, liveness: outcome.liveness.rawValue,
+                                  captures: outcome.captures, durationMs: ms)
     }
 }

@@ -49,7 +49,7 @@ extension Daemon {
         let analyser = UncheckedSendable(FingerCapture(options: options))
         let finger = self.finger
         let deadline = monotonicNanoseconds() + UInt64(spec.timeoutMs) * 1_000_000
-        return try await withDeadline(milliseconds: spec.timeoutMs + 3000, "finger capture") {
+        return try await withDeadline(milliseconds: spec.timeoutMs + 3000, "finger capture", watching: capture) {
             var throttle = EventThrottle()
             var sawFingers = false
             var frames = 0

@@ -1,0 +1,159 @@
+import BiometricAuth
+import BiometricCamera
+import BiometricProtocol
+import BiometricStore
+import Foundation
+import Logging
+
+/// The authentication layer's state keeper: PIN hashing and checks (one at a time, so a PIN's
+/// wrong-attempt count is exact and Argon2's memory stays bounded), and the biometric lockout
+/// that face and finger sessions consult before and report to after an attempt. Everything it
+/// counts is in the store before the caller replies.
+final class AuthService: Sendable {
+    let store: TemplateStore
+    let lockoutRules: LockoutRules
+    let pinRules: PINRules
+    let pinMaxRetries: Int
+    let hasher: PINHasher
+    private let holdRepliesMs: Int
+    private let pinPool = AnalysisPool(label: "biometricd.pin", threads: 1)
+    private let logger: Logger
+
+    init(store: TemplateStore, configuration: DaemonConfiguration, logger: Logger, hasher: PINHasher = PINHasher()) {
+        self.store = store
+        lockoutRules = configuration.lockout
+        pinRules = configuration.pinRules
+        pinMaxRetries = configuration.pinMaxRetries
+        holdRepliesMs = configuration.isProductionInstance ? 0 : configuration.testHoldRepliesMs
+        self.hasher = hasher
+        self.logger = logger
+    }
+
+    static var now: Double { Date().timeIntervalSince1970 }
+
+    /// Test hook (refused in production): a pause after an outcome is stored, before the reply.
+    func holdReply() async {
+        guard holdRepliesMs > 0 else { return }
+        try? await Task.sleep(nanoseconds: UInt64(holdRepliesMs) * 1_000_000)
+    }
+
+    // MARK: Biometric lockout
+
+    /// Throws locked_out (5001) when `user`'s biometrics are locked.
+    func checkBiometric(_ user: String) throws {
+        let state = try store.lockout(user: user)
+        switch state.status(now: Self.now, rules: lockoutRules) {
+        case .open: return
+        case .lockedFor(let seconds):
+            throw RPCError.app(.lockedOut, "too many failed attempts: biometrics are locked for \(seconds) s",
+                               hint: "wait, or use your PIN", details: ["retry_after_s": .int(Int64(seconds)), "user": .string(user),
+                                                                       "biometric_failures": .int(Int64(state.failures))])
+        case .lockedUntilPIN:
+            throw RPCError.app(.lockedOut, "too many failed attempts: biometrics are locked until a correct PIN",
+                               hint: "enter your PIN (authctl pin verify), or ask an administrator (pin.reset)",
+                               details: ["retry_after_s": .null, "requires_pin": true, "user": .string(user),
+                                         "biometric_failures": .int(Int64(state.failures))])
+        }
+    }
+
+    /// Counts a biometric attempt of a known user (a success starts the count again).
+    func recordBiometric(_ user: String, success: Bool, modality: String) {
+        do {
+            let rules = lockoutRules
+            let state = try store.updateLockout(user: user) { state in
+                if success { state.recordSuccess() } else { state.recordFailure(now: Self.now, rules: rules) }
+            }
+            if !success {
+                logger.notice("\(modality) failure for '\(user)': \(state.failures) in a row\(state.requiresPIN ? ", locked until PIN" : state.lockedUntil > Self.now ? ", locked for \(rules.lockSeconds) s" : "")")
+            }
+        } catch StoreError.notFound {
+            // No such user: nothing to count (verify refused them before any capture).
+        } catch {
+            logger.error("cannot record a \(modality) attempt of '\(user)': \(error)")
+        }
+    }
+
+    /// Whether a failed biometric call counts as an attempt: a failed liveness check does, and
+    /// so does a timeout with a face or finger in view; a cancel, a lost camera or a timeout
+    /// with nobody in front of the camera does not.
+    static func countsAsFailure(_ error: any Error) -> Bool {
+        guard let rpc = error as? RPCError else { return false }
+        switch rpc.errorReason {
+        case .spoofDetected?, .blinkTimeout?: return true
+        case .timeout?: return rpc.data?["face_seen"] == .bool(true)
+        default: return false
+        }
+    }
+
+    // MARK: PIN
+
+    func checkFormat(_ pin: String, field: String = "pin") throws {
+        guard let violation = pinRules.check(pin) else { return }
+        let (message, details): (String, [String: JSONValue]) = switch violation {
+        case .notDigits: ("the PIN must be digits only", [:])
+        case .tooShort(let min): ("the PIN must have at least \(min) digits", ["min_length": .int(Int64(min))])
+        case .tooLong(let max): ("the PIN must have at most \(max) digits", ["max_length": .int(Int64(max))])
+        }
+        var all = details
+        all["field"] = .string(field)
+        throw RPCError.app(.pinFormat, message, details: all)
+    }
+
+    struct PINOutcome: Sendable {
+        var ok: Bool
+        var retriesLeft: Int?
+    }
+
+    /// Checks `pin` against the user's PIN and counts the attempt. Throws pin_format (nothing
+    /// counted), pin_not_set, pin_locked.
+    func verifyPIN(user: String, pin: String) async throws -> PINOutcome {
+        try checkFormat(pin)
+        let store = self.store, max = pinMaxRetries, hasher = self.hasher
+        // One PIN check at a time: the locked test, the hash and the count are one step.
+        let outcome = try await pinPool.run { () throws -> PINOutcome in
+            guard let state = try store.pin(user: user) else {
+                throw RPCError.app(.pinNotSet, "user '\(user)' has no PIN", hint: "set one with authctl pin set",
+                                   details: ["user": .string(user)])
+            }
+            guard !state.isLocked(maxRetries: max) else {
+                throw RPCError.app(.pinLocked, "the PIN is locked after \(state.failures) wrong attempts",
+                                   hint: "an administrator must reset it (authctl pin reset)", details: ["retries_left": 0])
+            }
+            let ok = try PINHasher.verify(pin, against: state.hash)
+            var rehash: String?
+            if ok, let old = try? PINHasher.parameters(of: state.hash), old.isWeaker(than: hasher.parameters) {
+                rehash = try? hasher.hash(pin)
+            }
+            let after = try store.recordPINAttempt(user: user, success: ok, rehash: rehash)
+            return PINOutcome(ok: ok, retriesLeft: after.retriesLeft(maxRetries: max))
+        }
+        logger.notice("pin.verify '\(user)': \(outcome.ok ? "correct" : "wrong")\(outcome.retriesLeft.map { ", \($0) retries left" } ?? "")")
+        return outcome
+    }
+
+    func setPIN(user: String, pin: String) async throws {
+        try checkFormat(pin)
+        let store = self.store, hasher = self.hasher
+        try await pinPool.run { try store.setPIN(user: user, hash: try hasher.hash(pin)) }
+        logger.notice("PIN set for '\(user)'")
+    }
+
+    func status(user: String) throws -> AuthStatusResult {
+        guard try store.user(named: user) != nil else {
+            throw RPCError.app(.notFound, "user '\(user)' is not enrolled", details: ["user": .string(user)])
+        }
+        let lock = try store.lockout(user: user)
+        let pin = try store.pin(user: user)
+        var retryAfter: Int?
+        var locked = false
+        switch lock.status(now: Self.now, rules: lockoutRules) {
+        case .open: break
+        case .lockedFor(let s): (locked, retryAfter) = (true, s)
+        case .lockedUntilPIN: locked = true
+        }
+        return AuthStatusResult(user: user, lockedOut: locked, retryAfterS: retryAfter, requiresPIN: lock.requiresPIN,
+                                biometricFailures: lock.failures, pinSet: pin != nil,
+                                pinLocked: pin?.isLocked(maxRetries: pinMaxRetries) ?? false,
+                                pinRetriesLeft: pin?.retriesLeft(maxRetries: pinMaxRetries))
+    }
+}

@@ -1,0 +1,178 @@
+import BiometricAuth
+import BiometricStore
+import Crypto
+import Foundation
+import XCTest
+
+final class PINTests: XCTestCase {
+    /// Cheap parameters for the logic tests; the standard ones are measured in the bench.
+    let fast = PINHasher(parameters: Argon2Parameters(iterations: 1, memoryKiB: 64, parallelism: 1))
+
+    func testHashVerifiesOnlyTheSamePIN() throws {
+        let stored = try fast.hash("482913")
+        XCTAssertTrue(stored.hasPrefix("$argon2id$v=19$m=64,t=1,p=1$"), stored)
+        XCTAssertFalse(stored.contains("482913"))
+        XCTAssertTrue(try PINHasher.verify("482913", against: stored))
+        XCTAssertFalse(try PINHasher.verify("482914", against: stored))
+        XCTAssertFalse(try PINHasher.verify("48291", against: stored))
+        XCTAssertFalse(try PINHasher.verify("", against: stored))
+        // A fresh salt each time: the same PIN never gives the same record.
+        XCTAssertNotEqual(stored, try fast.hash("482913"))
+    }
+
+    func testParametersTravelWithTheHash() throws {
+        let stored = try fast.hash("1234")
+        XCTAssertEqual(try PINHasher.parameters(of: stored), fast.parameters)
+        // The standard parameters still verify a hash made with the old ones.
+        XCTAssertTrue(try PINHasher.verify("1234", against: stored))
+    }
+
+    func testMalformedHashesAreRefusedNotCrashed() {
+        for bad in ["", "$argon2i$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA", "$argon2id$v=19$m=99999999999,t=1,p=1$c2FsdHNhbHQ$aGFzaA",
+                    "$argon2id$v=19$m=64,t=1,p=1$$", "$argon2id$v=19$m=64,t=0,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA", "plain-text-pin"] {
+            XCTAssertThrowsError(try PINHasher.verify("1234", against: bad), bad)
+        }
+    }
+
+    func testRules() {
+        let rules = PINRules()
+        XCTAssertNil(rules.check("1234"))
+        XCTAssertEqual(rules.check("123"), .tooShort(min: 4))
+        XCTAssertEqual(rules.check("12a4"), .notDigits)
+        XCTAssertEqual(rules.check("１２３４"), .notDigits)  // full-width digits are not ASCII digits
+        XCTAssertEqual(rules.check(" 1234"), .notDigits)
+        XCTAssertEqual(rules.check(String(repeating: "1", count: 65)), .tooLong(max: 64))
+        // ≤ 0 means 4; a maximum below the minimum puts both back to the defaults (Acceptto).
+        XCTAssertEqual(PINRules(minLength: 0, maxLength: 0), PINRules(minLength: 4, maxLength: 0))
+        XCTAssertEqual(PINRules(minLength: 8, maxLength: 6), PINRules(minLength: 4, maxLength: 0))
+        let six = PINRules(minLength: 6, maxLength: 8)
+        XCTAssertEqual(six.check("12345"), .tooShort(min: 6))
+        XCTAssertEqual(six.check("123456789"), .tooLong(max: 8))
+        XCTAssertNil(six.check("12345678"))
+    }
+
+    func testConstantTimeEqual() {
+        XCTAssertTrue(constantTimeEqual([1, 2, 3], [1, 2, 3]))
+        XCTAssertFalse(constantTimeEqual([1, 2, 3], [1, 2, 4]))
+        XCTAssertFalse(constantTimeEqual([1, 2, 3], [1, 2]))
+    }
+}
+
+final class LockoutTests: XCTestCase {
+    let rules = LockoutRules(failuresToLock: 5, lockSeconds: 30, failuresToRequirePIN: 20)
+
+    func testFiveFailuresLockForThirtySeconds() {
+        var state = LockoutState()
+        for _ in 0..<4 { state.recordFailure(now: 1000, rules: rules) }
+        XCTAssertEqual(state.status(now: 1000, rules: rules), .open)
+        state.recordFailure(now: 1000, rules: rules)
+        XCTAssertEqual(state.status(now: 1000, rules: rules), .lockedFor(seconds: 30))
+        XCTAssertEqual(state.status(now: 1002.5, rules: rules), .lockedFor(seconds: 28))
+        XCTAssertEqual(state.status(now: 1030, rules: rules), .open)
+        // A clock set back cannot stretch the lock.
+        XCTAssertEqual(state.status(now: 0, rules: rules), .lockedFor(seconds: 30))
+    }
+
+    func testTwentyFailuresLockUntilPINAndSuccessResets() {
+        var state = LockoutState()
+        var now = 0.0
+        for i in 1...20 {
+            now += 31
+            state.recordFailure(now: now, rules: rules)
+            if i < 20 { XCTAssertNotEqual(state.status(now: now + 31, rules: rules), .lockedUntilPIN) }
+        }
+        XCTAssertEqual(state.status(now: now + 1_000_000, rules: rules), .lockedUntilPIN)
+        state.recordSuccess()
+        XCTAssertEqual(state, LockoutState())
+    }
+
+    func testPINRetries() {
+        var pin = PINState(hash: "h")
+        XCTAssertEqual(pin.retriesLeft(maxRetries: 3), 3)
+        pin.failures = 3
+        XCTAssertTrue(pin.isLocked(maxRetries: 3))
+        XCTAssertFalse(pin.isLocked(maxRetries: 0))
+        XCTAssertNil(pin.retriesLeft(maxRetries: -1))
+    }
+}
+
+final class PolicyTests: XCTestCase {
+    func testModesAndOverride() {
+        XCTAssertEqual(AuthPolicy().mode, nil)
+        XCTAssertEqual(AuthPolicy(factors: [.face, .finger]).mode, .biometric)
+        XCTAssertEqual(AuthPolicy(factors: [.pin]).mode, .password)
+        XCTAssertEqual(AuthPolicy(factors: []).mode, AuthPolicy.Mode.none)
+        let policy = AuthPolicy(factors: [.face, .pin])
+        let (run, missing) = policy.plan(override: [.finger, .pin, .face])
+        XCTAssertEqual(run, [.pin, .face])
+        XCTAssertEqual(missing, [.finger])
+        XCTAssertEqual(policy.plan(override: nil).run, [.face, .pin])
+    }
+}
+
+final class BoundKeyTests: XCTestCase {
+    func testSignatureVerifiesWithThePublicKeyAndCarriesTheCounter() throws {
+        let key = BoundKey.generate()
+        let challenge = Data("nonce-1234".utf8)
+        let sig = try BoundKey.sign(privateKey: key.privateKey, appID: "https://example.com", challenge: challenge,
+                                    userVerified: true, counter: 7)
+        XCTAssertEqual(sig.authenticatorData.count, 37)
+        XCTAssertEqual(sig.authenticatorData.prefix(32), Data(SHA256.hash(data: Data("https://example.com".utf8))))
+        XCTAssertEqual(sig.authenticatorData[32], 0x05)  // user present + user verified
+        XCTAssertEqual(Array(sig.authenticatorData.suffix(4)), [0, 0, 0, 7])
+        XCTAssertTrue(BoundKey.verify(publicKeyPEM: key.publicKeyPEM, authenticatorData: sig.authenticatorData, challenge: challenge, der: sig.der))
+        XCTAssertFalse(BoundKey.verify(publicKeyPEM: key.publicKeyPEM, authenticatorData: sig.authenticatorData,
+                                       challenge: Data("other".utf8), der: sig.der))
+        let other = BoundKey.generate()
+        XCTAssertFalse(BoundKey.verify(publicKeyPEM: other.publicKeyPEM, authenticatorData: sig.authenticatorData, challenge: challenge, der: sig.der))
+    }
+}
+
+final class AuthStoreTests: XCTestCase {
+    var directory = ""
+
+    override func setUp() {
+        directory = NSTemporaryDirectory() + "auth-store-\(UUID().uuidString.prefix(8))"
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func testPINLockoutKeysAndCascade() throws {
+        let storeKey = SymmetricKey(size: .bits256)
+        let store = try TemplateStore(directory: directory, key: storeKey)
+        let hash = try PINHasher(parameters: Argon2Parameters(iterations: 1, memoryKiB: 64, parallelism: 1)).hash("2468")
+        try store.setPIN(user: "alice", hash: hash)
+        XCTAssertEqual(try store.user(named: "alice")?.pinSet, true)
+        XCTAssertEqual(try store.recordPINAttempt(user: "alice", success: false).failures, 1)
+        XCTAssertEqual(try store.recordPINAttempt(user: "alice", success: false).failures, 2)
+        let rules = LockoutRules()
+        for _ in 0..<5 { try store.updateLockout(user: "alice") { $0.recordFailure(now: 100, rules: rules) } }
+        XCTAssertEqual(try store.lockout(user: "alice").failures, 5)
+        // A right PIN clears both counts.
+        XCTAssertEqual(try store.recordPINAttempt(user: "alice", success: true).failures, 0)
+        XCTAssertEqual(try store.lockout(user: "alice"), LockoutState())
+
+        let key = BoundKey.generate()
+        _ = try store.addKey(user: "alice", appID: "app", aaid: "4e4e#4005", handle: key.handle, publicKeyPEM: key.publicKeyPEM,
+                             privateKey: key.privateKey)
+        XCTAssertEqual(try store.nextSignature(handle: key.handle).counter, 1)
+        let second = try store.nextSignature(handle: key.handle)
+        XCTAssertEqual(second.counter, 2)
+        XCTAssertEqual(second.privateKey, key.privateKey)
+        // The private key is sealed: its bytes are nowhere in the database files.
+        for suffix in ["", "-wal"] {
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: store.path + suffix))) ?? Data()
+            XCTAssertNil(bytes.range(of: key.privateKey), "private key in clear in \(suffix)")
+        }
+        // Reopened (a restart): the counter goes on from where it was.
+        let reopened = try TemplateStore(directory: directory, key: storeKey)
+        XCTAssertEqual(try reopened.nextSignature(handle: key.handle).counter, 3)
+        // Deleting the user deletes PIN, lockout, policy and keys.
+        _ = try reopened.deleteUser(named: "alice")
+        XCTAssertNil(try reopened.pin(user: "alice"))
+        XCTAssertNil(try reopened.key(handle: key.handle))
+        XCTAssertNil(try reopened.policy(user: "alice"))
+    }
+}
