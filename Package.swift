@@ -32,6 +32,15 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "COpenBLAS", path: "Sources/COpenBLAS"),
         .systemLibrary(name: "CArgon2", path: "Sources/CArgon2"),
+        // The PAM module: plain C. `swift build` compiles it (so CI checks it); the installable
+        // pam_biometricd.so is linked by scripts/build-pam.sh with cc from the same files, because
+        // a SwiftPM dynamic library always needs libswiftCore, which must not be loaded into sudo.
+        .target(
+            name: "PAMBiometricd",
+            path: "Sources/PAM",
+            cSettings: [.unsafeFlags(["-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"])],
+            linkerSettings: [.linkedLibrary("pam")]
+        ),
         .target(
             name: "CVision",
             path: "Sources/CVision",
@@ -97,7 +106,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "biometricd-bench",
-            dependencies: ["BiometricClient", "BiometricProtocol"],
+            dependencies: ["BiometricClient", "BiometricProtocol", "BiometricAuth"],
             path: "Sources/bench"
         ),
         .executableTarget(

@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# setup.sh [--system-models] [--no-build]
+# setup.sh [--system-models] [--no-build] [--install]
 #
 # Sets biometricd up on Debian 12: installs missing Debian packages, checks the Swift
-# toolchain, installs the sha256-checked models and builds the release binaries.
-# Idempotent: a second run installs and downloads nothing.
+# toolchain, installs the sha256-checked models and builds the release binaries and the PAM
+# module. Idempotent: a second run installs and downloads nothing.
 #   --system-models  models into /usr/share/biometricd/models (default: ./models, git-ignored)
-#   --no-build       skip 'swift build -c release'
+#   --no-build       skip 'swift build -c release' and the PAM module
+#   --install        also install pam_biometricd.so into /lib/x86_64-linux-gnu/security
+#                    (it is inert until a /etc/pam.d file names it: Docs/pam.md)
 set -euo pipefail
 
 usage() { sed -n '2,8s/^# \{0,1\}//p' "$0"; }
 
 SYSTEM_MODELS=0
 BUILD=1
+INSTALL=0
 for arg in "$@"; do
     case $arg in
         --system-models) SYSTEM_MODELS=1 ;;
         --no-build) BUILD=0 ;;
+        --install) INSTALL=1 ;;
         -h | --help) usage; exit 0 ;;
         *) echo "setup: unknown option: $arg" >&2; usage >&2; exit 2 ;;
     esac
@@ -43,6 +47,8 @@ PACKAGES=(
     # biometricd's native libraries and tools
     libopencv-dev libdlib-dev libv4l-dev libsystemd-dev libopenblas-dev libsqlite3-dev
     pkg-config v4l-utils
+    # PINs (Argon2id) and the PAM module, and pamtester for its tests
+    libargon2-dev libpam0g-dev pamtester
     # Swift toolchain prerequisites on Debian 12 (swift.org), git for SwiftPM dependencies
     binutils gcc libc6-dev libstdc++-12-dev libcurl4-openssl-dev libedit-dev libicu-dev
     libncurses-dev libpython3-dev libxml2-dev uuid-dev tzdata git ca-certificates
@@ -96,8 +102,16 @@ fi
 if [ $BUILD -eq 1 ]; then
     log "building: swift build -c release (in $REPO)"
     swift build -c release
-    log "built: $(swift build -c release --show-bin-path)/{biometricd,authctl}"
+    "$HERE/build-pam.sh" "$(swift build -c release --show-bin-path)/pam_biometricd.so" >/dev/null
+    log "built: $(swift build -c release --show-bin-path)/{biometricd,authctl,pam_biometricd.so}"
 else
     log "build skipped (--no-build)"
+fi
+if [ $INSTALL -eq 1 ]; then
+    SECURITY=/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/security
+    PAM_SO=$(swift build -c release --show-bin-path)/pam_biometricd.so
+    [ -f "$PAM_SO" ] || "$HERE/build-pam.sh" "$PAM_SO" >/dev/null
+    as_root install -D -m 0644 "$PAM_SO" "$SECURITY/pam_biometricd.so"
+    log "installed $SECURITY/pam_biometricd.so (add 'auth sufficient pam_biometricd.so' to a /etc/pam.d file: Docs/pam.md)"
 fi
 log "set-up done"

@@ -1,0 +1,496 @@
+#!/usr/bin/env bash
+# Tests of pam_biometricd.so through the real libpam and pamtester, against a scripted fake
+# daemon (Tests/pam/fake_daemon.py), plus the fuzzers. Run as root (it writes a temporary
+# /etc/pam.d/biometricd-test-XXXX, removed on exit). See Docs/pam.md.
+#
+#   Tests/pam/run.sh
+#
+# Environment:
+#   PAM_MODULE      the module under test (default .build/release/pam_biometricd.so, made by
+#                   scripts/build-pam.sh; when
+#                   missing, it is built here from Sources/PAM with $CC and that is said)
+#   CC              C compiler for the fuzzers and the sanitizer build (default cc)
+#   FUZZ_CASES      deterministic fuzz cases (default 1000000)
+#   SOCKET_FUZZ     connections of the socket fuzz (default 2000)
+#   LIBFUZZER_S     also run Tests/pam/fuzz_libfuzzer.c for this many seconds (needs clang with
+#                   -fsanitize=fuzzer; default 0 = skip)
+#   BIOMETRICD_BIN  folder with the real biometricd and authctl: adds real_daemon_cases
+#
+# Every case prints one line ("ok ..." or "FAIL ..."); the last line is "N passed, M failed".
+# Exit status 0 only when nothing failed.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO=$(cd "$HERE/../.." && pwd -P)
+CC=${CC:-cc}
+FUZZ_CASES=${FUZZ_CASES:-1000000}
+SOCKET_FUZZ=${SOCKET_FUZZ:-2000}
+LIBFUZZER_S=${LIBFUZZER_S:-0}
+PY=$(command -v python3)
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
+finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" = 0 ]; exit $?; }
+
+if [ "$(id -u)" != 0 ]; then bad "run as root (writes /etc/pam.d, chowns sockets)"; finish; fi
+for tool in pamtester "$PY" "$CC"; do
+    command -v "$tool" >/dev/null || { bad "missing $tool (apt-get install pamtester libpam0g-dev python3 gcc)"; finish; }
+done
+[ -e /usr/include/security/pam_modules.h ] || { bad "missing libpam0g-dev"; finish; }
+
+T=$(mktemp -d /tmp/pamb-test.XXXXXX)
+chmod 755 "$T" # the peer-credential case runs a daemon as nobody in here
+SVC=biometricd-test-$(echo "${T##*.}" | tr "A-Z" "a-z") # libpam lowercases service names
+SVCFILE=/etc/pam.d/$SVC
+SOCK=$T/b.sock
+DPID=
+CATCHER=
+MADE_DEVLOG=0
+cleanup() {
+    [ -n "$DPID" ] && kill "$DPID" 2>/dev/null
+    [ -n "$CATCHER" ] && kill "$CATCHER" 2>/dev/null
+    [ "$MADE_DEVLOG" = 1 ] && rm -f /dev/log
+    rm -f "$SVCFILE" "/etc/pam.d/$SVC-req"
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+MODULE=${PAM_MODULE:-$REPO/.build/release/pam_biometricd.so}
+if [ ! -f "$MODULE" ]; then
+    if [ -n "${PAM_MODULE:-}" ]; then bad "PAM_MODULE=$MODULE does not exist"; finish; fi
+    echo "note: $MODULE not built; testing a build of Sources/PAM made here with $CC"
+    MODULE=$T/pam_biometricd.so
+    "$CC" -O2 -Wall -Wextra -Werror -shared -fPIC -I"$REPO/Sources/PAM/include" -o "$MODULE" \
+        "$REPO"/Sources/PAM/*.c -lpam || { bad "module build"; finish; }
+fi
+MODULE=$(cd "$(dirname "$MODULE")" && pwd -P)/$(basename "$MODULE")
+echo "module: $MODULE"
+
+# syslog: when nothing listens on /dev/log (containers), catch pam_syslog lines ourselves.
+SYSLOG=$T/syslog
+if [ ! -e /dev/log ]; then
+    : >"$SYSLOG"
+    "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind("/dev/log")
+out = open(sys.argv[1], "ab", buffering=0)
+while True: out.write(s.recv(65536).rstrip(b"\0\n") + b"\n")' "$SYSLOG" &
+    CATCHER=$!
+    MADE_DEVLOG=1
+    for _ in $(seq 50); do [ -S /dev/log ] && break; sleep 0.05; done
+else
+    SYSLOG= # a real syslog owns /dev/log: log assertions are skipped
+fi
+logged() { # pattern: true when syslog got it (or when syslog cannot be checked)
+    [ -z "$SYSLOG" ] && return 0
+    sleep 0.05
+    grep -q -- "$1" "$SYSLOG"
+}
+
+printf '#!/bin/sh\ntouch %s/marker\n' "$T" >"$T/marker.sh"
+chmod 755 "$T/marker.sh"
+
+service() { # module arguments
+    {
+        echo "auth sufficient $MODULE socket=$SOCK $*"
+        echo "auth required pam_exec.so quiet $T/marker.sh"
+        echo "auth required pam_deny.so"
+    } >"$SVCFILE"
+}
+
+stop_daemon() {
+    if [ -n "$DPID" ]; then kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; fi
+    DPID=
+    rm -f "$SOCK"
+}
+
+daemon() { # mode [socket]
+    stop_daemon
+    : >"$T/requests"
+    "$PY" "$HERE/fake_daemon.py" --socket "${2:-$SOCK}" --log "$T/requests" --mode "$1" &
+    DPID=$!
+    for _ in $(seq 100); do [ -S "${2:-$SOCK}" ] && return 0; sleep 0.02; done
+    bad "fake daemon ($1) did not start"
+}
+
+requests() { wc -l <"$T/requests" 2>/dev/null || echo 0; }
+
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+
+# authn [pamtester options]: runs pamtester for $USER_NAME (default alice). Sets RC (pamtester
+# exit status), FELL (1 when the next module ran) and EL (seconds); output in $T/out.
+authn() {
+    rm -f "$T/marker"
+    local t0
+    t0=$(date +%s.%N)
+    pamtester "$@" "$SVC" "${USER_NAME:-alice}" authenticate >"$T/out" 2>&1
+    RC=$?
+    EL=$(since "$t0")
+    FELL=0
+    [ -e "$T/marker" ] && FELL=1
+}
+
+# expect NAME success|fall [extra condition message]: biometricd success = pamtester success
+# without the next module; anything else = the next module ran (and pam_deny refused).
+expect() {
+    local name=$1 want=$2
+    if [ "$want" = success ] && [ "$RC" = 0 ] && [ "$FELL" = 0 ]; then ok "$name (${EL} s)"; return 0; fi
+    if [ "$want" = fall ] && [ "$RC" != 0 ] && [ "$FELL" = 1 ]; then ok "$name (fell through in ${EL} s)"; return 0; fi
+    bad "$name: wanted $want, pamtester rc=$RC, next module ran=$FELL, ${EL} s: $(tr '\n' ' ' <"$T/out" | head -c 300)"
+    return 1
+}
+out_has() { grep -q -- "$1" "$T/out"; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+# ---------------------------------------------------------------------------------------------
+module_cases() {
+    # The module is loaded into sudo, login, sshd, greeters: it must need nothing but libpam and
+    # libc (no Swift runtime), and export the PAM entry points.
+    local needed
+    needed=$(readelf -d "$MODULE" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+    if [ -n "$needed" ] && ! echo "$needed" | tr ' ' '\n' | grep -qvE '^(libpam\.so\.0|libc\.so\.6|)$'; then
+        ok "module needs only: $needed"
+    else
+        bad "module needs more than libpam and libc: $needed"
+    fi
+    local syms
+    syms=$(nm -D --defined-only "$MODULE" 2>/dev/null | awk '{print $3}')
+    for f in pam_sm_authenticate pam_sm_setcred pam_sm_acct_mgmt; do
+        echo "$syms" | grep -qx "$f" || { bad "module does not export $f"; return; }
+    done
+    ok "module exports pam_sm_authenticate, pam_sm_setcred, pam_sm_acct_mgmt"
+}
+
+# ---------------------------------------------------------------------------------------------
+fake_daemon_cases() {
+    service debug
+    daemon success
+    authn
+    if expect "success: PAM_SUCCESS, next module not run" success; then
+        out_has "Look at the camera" && ok "success: guidance shown (PAM_TEXT_INFO)" || bad "success: no guidance in $(cat "$T/out")"
+        "$PY" - "$T/requests" <<'EOF' && ok "request line: auth.authenticate, user, timeout_ms 10000, no factors/camera" || bad "request line: $(cat "$T/requests")"
+import json, sys
+m = json.loads(open(sys.argv[1]).readline())
+assert m == {"jsonrpc": "2.0", "id": 1, "method": "auth.authenticate",
+             "params": {"user": "alice", "timeout_ms": 10000}}, m
+EOF
+        logged "user=alice outcome=success factor=face" && ok "success: logged user, factor, outcome, duration" || bad "success: not logged"
+    fi
+
+    service factors=face,finger camera=cam0 timeout=3
+    daemon success
+    authn
+    expect "options factors=face,finger camera=cam0 timeout=3" success
+    "$PY" - "$T/requests" <<'EOF' && ok "request line carries factors, camera, timeout_ms 3000" || bad "request with options: $(cat "$T/requests")"
+import json, sys
+m = json.loads(open(sys.argv[1]).readline())
+assert m["params"] == {"user": "alice", "factors": ["face", "finger"], "camera": "cam0", "timeout_ms": 3000}, m
+EOF
+
+    service factors=face,iris
+    : >"$T/requests"
+    authn
+    expect "invalid factors=face,iris: module steps aside" fall && { [ "$(requests)" = 0 ] || bad "invalid factors: daemon was called"; }
+
+    service nonlive debug
+    authn
+    expect "unknown option (nonlive) ignored" success
+    logged "unknown option ignored: nonlive" && ok "unknown option logged" || bad "unknown option not logged"
+
+    service
+    daemon no_match
+    authn
+    expect "no_match: falls through" fall && { out_has "Face not recognised" && ok "no_match: 'Face not recognised' shown" || bad "no_match: message missing: $(cat "$T/out")"; }
+    logged "user=alice outcome=failure factor=face reason=no_match" && ok "no_match: failure logged" || bad "no_match: not logged"
+    for mode in spoof blink_timeout unavail_result not_found garbage wrong_id huge_line close ok_string other_user; do
+        daemon $mode
+        authn
+        expect "$mode: falls through" fall && { lt "$EL" 2.5 || bad "$mode: took $EL s"; }
+    done
+    daemon unavail_result
+    authn
+    out_has "not recognised" && bad "unavail_result: says 'not recognised' for an unavailability" || ok "unavail_result: no 'not recognised' message"
+
+    daemon locked_out
+    authn
+    expect "locked_out: falls through" fall && { out_has "Too many attempts — use your password, retry in 27 s" && ok "locked_out: 'retry in 27 s' shown" || bad "locked_out: message missing: $(cat "$T/out")"; }
+    daemon locked_pin
+    authn
+    expect "locked_out without retry_after_s: falls through" fall && { out_has "until you enter your PIN" && ok "locked_out without retry: PIN message shown" || bad "locked_out (PIN): message missing: $(cat "$T/out")"; }
+
+    daemon slow_success
+    authn
+    expect "3 s of events, then success" success
+    [ "$(grep -c "Keep still" "$T/out")" = 1 ] && ok "repeated guidance shown once" || bad "guidance repeated: $(grep -c "Keep still" "$T/out") times"
+
+    # --- the daemon is not there, hangs, or never stops ---
+    stop_daemon
+    authn
+    expect "daemon not running (no socket)" fall && { lt "$EL" 2.5 && ok "daemon down: fell through in $EL s (< 2.5 s)" || bad "daemon down: $EL s"; }
+    DOWN_S=$EL
+    "$PY" -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$SOCK"
+    authn
+    expect "stale socket file, nobody listening" fall && { lt "$EL" 2.5 || bad "stale socket: $EL s"; }
+    rm -f "$SOCK"
+
+    daemon hang
+    authn
+    HANG_S=$EL
+    expect "daemon hangs (no event, no reply)" fall && { lt 1.8 "$EL" && lt "$EL" 3.0 && ok "daemon hangs: fell through in $EL s (2 s limit)" || bad "daemon hangs: $EL s"; }
+    logged "reason=no_answer" && ok "hang: logged as no_answer" || bad "hang: not logged"
+
+    service timeout=2
+    daemon events_forever
+    authn
+    FOREVER_S=$EL
+    expect "timeout=2, events forever" fall && { lt "$EL" 8.0 && ok "timeout honoured: ended after $EL s (timeout + 5 s grace)" || bad "timeout not honoured: $EL s"; }
+    out_has "Move closer" && ok "events forever: guidance shown" || bad "events forever: no guidance"
+
+    # --- socket trust ---
+    service debug
+    daemon success
+    chown nobody "$SOCK"
+    : >"$T/requests"
+    authn
+    expect "socket owned by nobody: untrusted" fall && { [ "$(requests)" = 0 ] && ok "untrusted owner: no request sent" || bad "untrusted owner: request sent"; }
+    logged "untrusted socket" && ok "untrusted owner: logged" || bad "untrusted owner: not logged"
+
+    service daemon_user=nobody
+    authn
+    expect "socket owned by nobody with daemon_user=nobody: trusted" success
+
+    service daemon_user=no-such-user-xyz
+    chown root "$SOCK"
+    authn
+    expect "daemon_user names no user: refused" fall
+
+    service
+    chmod 666 "$SOCK"
+    : >"$T/requests"
+    authn
+    # SocketMode=0666 is the packaged unit's mode (every user may connect, SPEC §3): accepted.
+    expect "socket mode 666 (the packaged unit's), owned by root: trusted" success
+    chmod 755 "$SOCK"
+
+    mkdir -p "$T/open"
+    chmod 777 "$T/open"
+    local open_sock=$T/open/b.sock
+    stop_daemon
+    daemon success "$open_sock"
+    service_line=$(sed "s#socket=$SOCK#socket=$open_sock#" "$SVCFILE")
+    echo "$service_line" >"$SVCFILE"
+    authn
+    expect "socket in a world-writable folder (not sticky): untrusted" fall && { [ "$(requests)" = 0 ] || bad "open folder: request sent"; }
+    kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+
+    # a daemon running as nobody behind a root-owned socket file: SO_PEERCRED refuses it
+    mkdir -p "$T/peer"
+    cp "$HERE/fake_daemon.py" "$T/peer/"
+    chown nobody "$T/peer"
+    : >"$T/peer/requests"
+    chown nobody "$T/peer/requests"
+    setpriv --reuid nobody --regid nogroup --clear-groups /usr/bin/python3 "$T/peer/fake_daemon.py" \
+        --socket "$T/peer/b.sock" --log "$T/peer/requests" --mode success &
+    DPID=$!
+    for _ in $(seq 100); do [ -S "$T/peer/b.sock" ] && break; sleep 0.02; done
+    chown root "$T/peer" "$T/peer/b.sock"
+    chmod 755 "$T/peer"
+    { echo "auth sufficient $MODULE socket=$T/peer/b.sock debug"
+      echo "auth required pam_exec.so quiet $T/marker.sh"
+      echo "auth required pam_deny.so"; } >"$SVCFILE"
+    authn
+    expect "peer uid nobody behind a root-owned socket: untrusted (SO_PEERCRED)" fall &&
+        { [ "$(wc -l <"$T/peer/requests")" = 0 ] && ok "peer credentials: no request sent" || bad "peer credentials: request sent"; }
+    logged "untrusted daemon" && ok "peer credentials: logged" || bad "peer credentials: not logged"
+    kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+
+    # --- remote sessions ---
+    service debug
+    daemon success
+    authn -I rhost=host.example.org
+    expect "PAM_RHOST=host.example.org: PAM_IGNORE" fall && { [ "$(requests)" = 0 ] && ok "remote: daemon not contacted" || bad "remote: daemon contacted"; }
+    lt "$EL" 1.0 || bad "remote: took $EL s"
+    authn -I rhost=localhost
+    expect "PAM_RHOST=localhost is local" success
+    : >"$T/requests"
+    rm -f "$T/marker"
+    t0=$(date +%s.%N)
+    SSH_CONNECTION="192.0.2.1 50000 192.0.2.2 22" pamtester "$SVC" alice authenticate >"$T/out" 2>&1
+    RC=$?; EL=$(since "$t0"); FELL=0; [ -e "$T/marker" ] && FELL=1
+    expect "SSH_CONNECTION set: PAM_IGNORE" fall && { [ "$(requests)" = 0 ] && ok "ssh: daemon not contacted" || bad "ssh: daemon contacted"; }
+
+    # --- the PAM user name is untrusted ---
+    : >"$T/requests"
+    USER_NAME='al"ice\x' authn
+    expect 'user name with " and \ is escaped' success
+    "$PY" -c 'import json,sys; u=json.loads(open(sys.argv[1]).readline())["params"]["user"]; sys.exit(u != "al\"ice\\x")' "$T/requests" &&
+        ok "escaped user name reaches the daemon intact" || bad "user name escaping: $(cat "$T/requests")"
+    : >"$T/requests"
+    USER_NAME=$(printf 'u%.0s' $(seq 129)) authn
+    expect "user name of 129 bytes refused" fall && { [ "$(requests)" = 0 ] || bad "long user: daemon contacted"; }
+    USER_NAME=$(printf 'u%.0s' $(seq 128)) authn
+    expect "user name of 128 bytes accepted" success
+    : >"$T/requests"
+    USER_NAME=$'bob\tx' authn
+    expect "user name with a control character refused" fall && { [ "$(requests)" = 0 ] || bad "control char user: daemon contacted"; }
+    USER_NAME=$'b\xffob' authn
+    expect "user name that is not UTF-8 refused" fall
+
+    # --- in-process cases (libpam, no pamtester): Ctrl-C, no conversation, PAM_SILENT, verdicts ---
+    if "$CC" -O1 -g -Wall -Wextra -o "$T/pam_driver" "$HERE/pam_driver.c" -lpam; then
+        echo "auth required $MODULE socket=$SOCK" >"/etc/pam.d/$SVC-req"
+        daemon hang
+        r=$("$T/pam_driver" sigint "$SVC-req") && ok "Ctrl-C (SIGINT, EINTR): $r" || bad "Ctrl-C: $r"
+        daemon success
+        r=$("$T/pam_driver" noconv "$SVC-req") && ok "no conversation function: $r" || bad "no conversation: $r"
+        r=$("$T/pam_driver" silent "$SVC-req") && ok "PAM_SILENT: $r" || bad "PAM_SILENT: $r"
+        for pair in "success:Success" "no_match:Authentication failure" "spoof:Authentication failure" \
+                    "locked_out:Authentication service cannot retrieve authentication info" \
+                    "not_found:Authentication service cannot retrieve authentication info" \
+                    "garbage:Authentication service cannot retrieve authentication info"; do
+            daemon "${pair%%:*}"
+            r=$("$T/pam_driver" verdict "$SVC-req")
+            [ "$r" = "${pair#*:}" ] && ok "return code for ${pair%%:*}: $r" || bad "return code for ${pair%%:*}: $r"
+        done
+        stop_daemon
+        r=$("$T/pam_driver" verdict "$SVC-req")
+        [ "$r" = "Authentication service cannot retrieve authentication info" ] && ok "return code, daemon down: $r" || bad "daemon down: $r"
+    else
+        bad "pam_driver build"
+    fi
+    stop_daemon
+}
+
+# ---------------------------------------------------------------------------------------------
+fuzz_cases() {
+    local san="-fsanitize=address,undefined -fno-sanitize-recover=all"
+    # shellcheck disable=SC2086
+    if "$CC" -O1 -g -Wall -Wextra $san -I"$REPO/Sources/PAM/include" -o "$T/fuzz_reply" \
+        "$HERE/fuzz_reply.c" "$REPO/Sources/PAM/reply.c" "$REPO/Sources/PAM/bjson.c" 2>"$T/build.err"; then
+        local t0 r
+        t0=$(date +%s.%N)
+        r=$("$T/fuzz_reply" --cases "$FUZZ_CASES" --dump-success "$T/successes.hex" 2>"$T/fuzz.err" | tail -1)
+        local took
+        took=$(since "$t0")
+        if [[ "$r" =~ ^([0-9]+)\ passed,\ 0\ failed$ ]]; then
+            ok "deterministic fuzz of pamb_handle_reply (ASan+UBSan): $r in $took s ($(tail -1 "$T/fuzz.err"))"
+        else
+            bad "deterministic fuzz: $r $(head -5 "$T/fuzz.err")"
+        fi
+        r=$("$PY" "$HERE/oracle.py" "$T/successes.hex" 2>&1 | tail -3 | tr '\n' ' ')
+        [[ "$r" =~ ^[0-9]+\ passed,\ 0\ failed ]] && ok "oracle (Python json) agrees with every mutated success: $r" || bad "oracle: $r"
+    else
+        bad "fuzz_reply build (needs $CC with -fsanitize=address,undefined): $(grep -v 'Cannot export local symbol' "$T/build.err" | tail -3)"
+    fi
+
+    # shellcheck disable=SC2086
+    if "$CC" -O1 -g -Wall -Wextra $san -shared -fPIC -I"$REPO/Sources/PAM/include" -o "$T/pam_biometricd_asan.so" \
+        "$REPO"/Sources/PAM/*.c -lpam 2>"$T/build.err" &&
+        "$CC" -O1 -g $san -o "$T/pam_driver_asan" "$HERE/pam_driver.c" -lpam 2>>"$T/build.err"; then
+        echo "auth sufficient $T/pam_biometricd_asan.so socket=$SOCK timeout=3" >"/etc/pam.d/$SVC-req"
+        echo "auth required pam_deny.so" >>"/etc/pam.d/$SVC-req"
+        daemon fuzz
+        local t0 r
+        t0=$(date +%s.%N)
+        r=$(ASAN_OPTIONS=detect_leaks=0 "$T/pam_driver_asan" fuzz "$SVC-req" "$SOCKET_FUZZ" 2>"$T/sfuzz.err" | tail -1)
+        if [[ "$r" =~ ^[0-9]+\ passed,\ 0\ failed$ ]]; then
+            ok "socket fuzz through libpam + pam_sm_authenticate (ASan module): $r in $(since "$t0") s ($(tail -1 "$T/sfuzz.err"))"
+        else
+            bad "socket fuzz: $r $(head -5 "$T/sfuzz.err")"
+        fi
+        stop_daemon
+    else
+        bad "sanitizer build of the module: $(grep -v 'Cannot export local symbol' "$T/build.err" | tail -3)"
+    fi
+
+    if [ "$LIBFUZZER_S" -gt 0 ]; then
+        local clang=${LIBFUZZER_CC:-clang}
+        command -v "$clang" >/dev/null || clang=/opt/swift/usr/bin/clang
+        if "$clang" -O1 -g -fsanitize=fuzzer,address,undefined -I"$REPO/Sources/PAM/include" -o "$T/fuzz_libfuzzer" \
+            "$HERE/fuzz_libfuzzer.c" "$REPO/Sources/PAM/reply.c" "$REPO/Sources/PAM/bjson.c" 2>"$T/lf.build"; then
+            mkdir -p "$T/corpus"
+            "$T/fuzz_libfuzzer" -max_total_time="$LIBFUZZER_S" -max_len=4096 -dict="$HERE/reply.dict" \
+                "$T/corpus" >"$T/lf.log" 2>&1
+            local rc=$? line
+            line=$(grep -E '^Done [0-9]+ runs' "$T/lf.log" | tail -1)
+            [ "$rc" = 0 ] && ok "libFuzzer ${LIBFUZZER_S} s: $line" || bad "libFuzzer: $(tail -20 "$T/lf.log")"
+        else
+            bad "libFuzzer build: $(tail -3 "$T/lf.build")"
+        fi
+    fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# The real daemon: enrol from one replay clip, then authenticate through the module with a live
+# clip of the same person (success, next module not run) and with a replayed screen/photo clip
+# or another person (failure, next module runs). Clips come from the environment.
+#   REAL_MODELS       models folder (default $REPO/models)
+#   REAL_ENROL_CLIP   frames of the user for enrolment
+#   REAL_LIVE_CLIP    a live clip of the same user (blinks)
+#   REAL_REPLAY_CLIP  a replay / photo attack of the same user
+#   REAL_OTHER_CLIP   another person
+real_daemon_cases() {
+    if [ -z "${BIOMETRICD_BIN:-}" ]; then
+        echo "skip real_daemon_cases (BIOMETRICD_BIN not set)"
+        return 0
+    fi
+    local bin=$BIOMETRICD_BIN models=${REAL_MODELS:-$REPO/models} video=${SHARED:-$REPO/../shared}/data/video
+    local lfw=${SHARED:-$REPO/../shared}/data/faces/lfw/images user=pamtest rs=$T/real/biometricd.sock
+    [ -f "$models/dlib_face_recognition_resnet_model_v1.dat" ] || { echo "skip real_daemon_cases (no models in $models)"; return 0; }
+    [ -f "$video/tran_live/video.mp4" ] || { echo "skip real_daemon_cases (no $video/tran_live)"; return 0; }
+    mkdir -p "$T/real"
+    chmod 755 "$T/real"
+    # The real daemon (as root: a root-owned socket) on three replay cameras: the live clip of
+    # the enrolled person, the same person replayed on a screen, and another person's photos.
+    "$bin/biometricd" --socket "$rs" --state-dir "$T/real/state" --models "$models" \
+        --camera "replay:$video/tran_live/video.mp4?fps=30&loop=true" \
+        --camera "replay:$video/tran_replay_screen/video.mp4?fps=30&loop=true" \
+        --camera "replay:$lfw/Colin_Powell?fps=10&loop=true" >"$T/real.log" 2>&1 &
+    RPID=$!
+    for _ in $(seq 300); do [ -S "$rs" ] && break; sleep 0.1; done
+    [ -S "$rs" ] || { bad "real daemon did not start: $(tail -5 "$T/real.log")"; return 0; }
+    if "$bin/authctl" face enroll "$user" --camera replay0 --countdown 0 --frames 2 --quality 20 --socket "$rs" >"$T/enrol.log" 2>&1; then
+        ok "real daemon: enrolled $user from the live clip"
+    else
+        bad "real daemon: enrol failed: $(tail -3 "$T/enrol.log")"
+        kill "$RPID"; wait "$RPID" 2>/dev/null
+        return 0
+    fi
+    real_service() { # camera
+        {
+            echo "auth sufficient $MODULE socket=$rs timeout=10 camera=$1 factors=face"
+            echo "auth required pam_exec.so quiet $T/marker.sh"
+            echo "auth required pam_deny.so"
+        } >"$SVCFILE"
+    }
+    local t0 t1
+    real_service replay0
+    t0=$(date +%s.%N)
+    USER_NAME=$user authn
+    t1=$(date +%s.%N)
+    LIVE_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    expect "real daemon: live clip of the enrolled user (liveness on) succeeds in ${LIVE_S} s" success
+    real_service replay1
+    USER_NAME=$user authn
+    expect "real daemon: screen replay of the enrolled user refused, next module runs" fall
+    grep -q "outcome=failure" "$SYSLOG" 2>/dev/null || [ -z "$SYSLOG" ] && ok "real daemon: replay logged as a failure" || bad "real daemon: replay not logged as a failure"
+    real_service replay2
+    USER_NAME=$user authn
+    expect "real daemon: another person refused, next module runs" fall
+    kill "$RPID"
+    wait "$RPID" 2>/dev/null
+    # Daemon stopped (socket file gone): the next module runs at once.
+    real_service replay0
+    t0=$(date +%s.%N)
+    USER_NAME=$user authn
+    t1=$(date +%s.%N)
+    expect "real daemon stopped: next module runs in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s" fall
+}
+
+module_cases
+fake_daemon_cases
+fuzz_cases
+real_daemon_cases
+[ -n "${DOWN_S:-}" ] && echo "measured: daemon down ${DOWN_S} s, daemon hanging ${HANG_S:-?} s, timeout=2 with endless events ${FOREVER_S:-?} s, live face through the real daemon ${LIVE_S:-?} s"
+finish

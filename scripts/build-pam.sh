@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# build-pam.sh [OUT]: links pam_biometricd.so from Sources/PAM with cc (default OUT:
+# .build/release/pam_biometricd.so). Not a SwiftPM product: a SwiftPM dynamic library always
+# needs libswiftCore, and the module is loaded into sudo, login and greeters, which must need
+# nothing but libpam and libc. `swift build` compiles the same files (target PAMBiometricd).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+OUT=${1:-.build/release/pam_biometricd.so}
+mkdir -p "$(dirname "$OUT")"
+${CC:-cc} -O2 -Wall -Wextra -Werror -fvisibility=hidden -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+    -shared -fPIC -Wl,-z,relro,-z,now -Wl,--as-needed \
+    -ISources/PAM/include -o "$OUT" Sources/PAM/*.c -lpam
+echo "$OUT"
