@@ -86,8 +86,8 @@ static int parse_args(pam_handle_t *pamh, int argc, const char **argv, struct cf
             char *end;
             errno = 0;
             long t = strtol(a + 8, &end, 10);
-            if (errno || end == a + 8 || *end || t < 1 || t > 600)
-                pam_syslog(pamh, LOG_WARNING, "timeout= must be 1-600 seconds; using %d", DEFAULT_TIMEOUT_S);
+            if (errno || end == a + 8 || *end || t < 1 || t > 300)
+                pam_syslog(pamh, LOG_WARNING, "timeout= must be 1-300 seconds (the daemon's limit); using %d", DEFAULT_TIMEOUT_S);
             else
                 c->timeout_s = t;
         } else if (strncmp(a, "factors=", 8) == 0) {

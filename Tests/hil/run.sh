@@ -26,7 +26,7 @@ SHARED=${HIL_SHARED:-$REPO/../shared}
 SHARED=$(cd "$SHARED" 2>/dev/null && pwd -P || echo "$SHARED")
 SCENARIOS=${HIL_SCENARIOS:-all}
 [ "${1:-}" = --fast ] && SCENARIOS=fast
-[ "$SCENARIOS" = fast ] && SCENARIOS=udev,discovery,capture,idle-cpu,face-enrol,face-same,busy,hotplug
+[ "$SCENARIOS" = fast ] && SCENARIOS=udev,discovery,capture,idle-cpu,face-enrol,face-same,pam,busy,hotplug
 TIMEOUT=${HIL_TIMEOUT:-900}
 MEM=${HIL_MEM:-3072}
 T0=$(date +%s.%N)
@@ -75,6 +75,7 @@ if [ ! -x "$BIN_DIR/biometricd" ] || [ ! -x "$BIN_DIR/authctl" ]; then
     say "building the release binaries (swift build -c release)"
     (cd "$REPO" && swift build -c release >&2) || die "release build failed"
 fi
+[ -f "$BIN_DIR/pam_biometricd.so" ] || (cd "$REPO" && scripts/build-pam.sh "$BIN_DIR/pam_biometricd.so" >&2) || die "cannot build the PAM module"
 BIN_DIR=$(cd "$BIN_DIR" && pwd -P)
 case $BIN_DIR/ in /tmp/*|/run/*|/var/lib/*) HOSTPATHS="$HOSTPATHS $BIN_DIR" ;; /etc/*) die "$BIN_DIR is hidden inside the VM" ;; esac
 MODELS=$REPO/models

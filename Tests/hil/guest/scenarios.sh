@@ -376,6 +376,36 @@ s_hotplug() {
     DETAIL="$DETAIL; same daemon pid $DPID"
 }
 
+# A login-style PAM stack driven by pamtester: `auth sufficient pam_biometricd.so`, then pam_unix
+# (no password is given, so it can only refuse). Success can only come from biometricd, through
+# the kernel's V4L2 path; someone else falls through to pam_unix.
+s_pam() {
+    local module=$BIN/pam_biometricd.so
+    [ -f "$module" ] || { DETAIL="no $module (scripts/build-pam.sh)"; return 1; }
+    command -v pamtester >/dev/null || { DETAIL="pamtester is not installed on the host"; return 1; }
+    getent passwd tony >/dev/null || useradd -M -s /usr/sbin/nologin tony
+    # Still photos cannot blink: this scenario is about the PAM path, so an admin turns tony's
+    # liveness off (face-liveness-photo covers liveness through the kernel).
+    rpc pam-policy $(scaled 6) auth.policy.set '{"user":"tony","factors":["face"],"require_liveness":false}'
+    [ $RC = 0 ] || { DETAIL="auth.policy.set: $(cat $OUT/pam-policy.err)"; return 1; }
+    local limit; limit=$(scaled 20); [ $limit -gt 300 ] && limit=300
+    printf 'auth sufficient %s camera=%s timeout=%s debug\nauth required pam_unix.so\n' "$module" "$CAP" "$limit" > /etc/pam.d/biometricd-hil
+    local t rc
+    feed tony-same YUYV || { DETAIL="cannot start the loopback"; return 1; }
+    t=$(now)
+    timeout $((limit + 30)) pamtester -v biometricd-hil tony authenticate < /dev/null > $OUT/pam-same.out 2>&1; rc=$?
+    local same_s; same_s=$(elapsed "$t")
+    DETAIL="tony via pam_biometricd: pamtester exit $rc in ${same_s}s ($(tr '\n' ' ' < $OUT/pam-same.out | cut -c1-160))"
+    [ $rc = 0 ] && grep -q "successfully authenticated" $OUT/pam-same.out || return 1
+    feed other YUYV || { DETAIL="$DETAIL; cannot start the loopback"; return 1; }
+    t=$(now)
+    timeout $((limit + 30)) pamtester -v biometricd-hil tony authenticate < /dev/null > $OUT/pam-other.out 2>&1; rc=$?
+    DETAIL="$DETAIL; another face: pamtester exit $rc in $(elapsed "$t")s, fell through to pam_unix"
+    [ $rc != 0 ] || return 1
+    # Put tony's policy back for the scenarios after this one.
+    rpc pam-policy-back $(scaled 6) auth.policy.set '{"user":"tony","factors":["face","finger","pin"],"require_liveness":true}'
+}
+
 # ---- Run -----------------------------------------------------------------------------------
 run_scenario udev s_udev
 if start_daemon; then
@@ -384,6 +414,7 @@ if start_daemon; then
     run_scenario idle-cpu s_idle_cpu
     run_scenario face-enrol s_face_enrol
     run_scenario face-same s_face_same
+    run_scenario pam s_pam
     run_scenario face-other s_face_other
     run_scenario face-liveness-photo s_face_liveness_photo
     run_scenario face-blink-clip s_face_blink_clip
