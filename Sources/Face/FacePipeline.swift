@@ -18,6 +18,15 @@ public struct FaceObservation: Sendable {
     public var detected: Bool
     /// Straight borders around the face (ReplayCue), when the session asked for them.
     public var borderMask: Int?
+    /// Several faces, one of which dominates (FaceDominance): `box` is that face and the frame is
+    /// usable; `multiple_faces` stays in the feedback.
+    public var dominates = true
+    /// Tracking started anew on a face after following another (or losing one): liveness steps
+    /// seen so far belong to a face that may not be this one, so a session starts them again.
+    public var trackRestarted = false
+
+    /// One face to work on: the only one, or the dominant one.
+    public var isUsable: Bool { box != nil && (faceCount <= 1 || dominates) }
 
     /// SPEC §5 feedback for this frame.
     public var feedback: [String] {
@@ -45,6 +54,9 @@ public final class FaceTracker: @unchecked Sendable {
     /// the landmark model was trained on: a fit on that box reproduces the same landmarks.
     var relativeBox: (x: Double, y: Double, w: Double, h: Double)?
     var faceCount = 0
+    var dominates = true
+    /// Whether a face has been followed in this session (a new track after it is a restart).
+    var hadTrack = false
     var sinceDetection = 0
     public let redetectEvery: Int
     public var target: FaceQuality.PoseTarget = .front
@@ -94,11 +106,18 @@ public final class FacePipeline: Sendable {
             tracker.faceCount = detections.count
             tracker.sinceDetection = 0
             observation.detected = true
-            // Keep following the same face when the detector agrees with the tracked box.
-            if let tracked = tracker.box, detections.contains(where: { overlap($0.box, tracked) > 0.3 }) {
+            let pick = FaceDominance.dominant(detections.map(\.box), frameWidth: frame.width, frameHeight: frame.height)
+            tracker.dominates = pick != nil
+            // The face to follow: the dominant one; with none dominating, whichever we had (the
+            // frame is unusable then anyway), else the largest.
+            let chosen = pick.map { detections[$0].box }
+            if let tracked = tracker.box,
+               chosen.map({ overlap($0, tracked) > 0.3 }) ?? detections.contains(where: { overlap($0.box, tracked) > 0.3 }) {
+                // Keep following the same face when the detector agrees with the tracked box.
                 box = tracked
-            } else if let best = detections.first {
-                box = best.box
+            } else if let start = chosen ?? detections.first?.box {
+                box = start
+                observation.trackRestarted = tracker.hadTrack
                 tracker.box = nil
                 tracker.last = nil
                 tracker.relativeBox = nil
@@ -137,7 +156,9 @@ public final class FacePipeline: Sendable {
             }
         }
         tracker.last = landmarks
+        if landmarks != nil { tracker.hadTrack = true }
         observation.faceCount = landmarks == nil ? 0 : max(tracker.faceCount, 1)
+        observation.dominates = tracker.dominates
         guard let landmarks, let box else { return observation }
         let pose = FaceEngine.pose(landmarks, width: frame.width, height: frame.height)
         let measures = FaceEngine.measure(image, box: box)

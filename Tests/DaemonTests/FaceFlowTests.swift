@@ -266,4 +266,57 @@ final class FaceFlowTests: XCTestCase {
         let list: FaceListResult = try daemon.client().call(Method.faceList, FaceListParams(user: "tony"))
         XCTAssertEqual(list.templates.count, 1, "nothing changed")
     }
+
+    // MARK: Several faces (FaceDominance)
+
+    /// LFW photos (250x250) side by side in one 500x250 PNG; nil leaves that half black.
+    func sideBySide(_ left: String?, _ right: String?, into dir: String, name: String) throws {
+        var status = CVIS_OK
+        var pair = [UInt8](repeating: 0, count: 500 * 250 * 3)
+        for (i, path) in [left, right].enumerated() {
+            guard let path else { continue }
+            let image = try XCTUnwrap(cvis_image_read(path, 0, &status))
+            var bgr = [UInt8](repeating: 0, count: 250 * 250 * 3), grey = [UInt8](repeating: 0, count: 250 * 250)
+            _ = cvis_image_copy(image, &grey, &bgr)
+            cvis_image_free(image)
+            for y in 0..<250 {
+                pair.replaceSubrange((y * 500 + i * 250) * 3..<(y * 500 + i * 250 + 250) * 3, with: bgr[(y * 250 * 3)..<((y + 1) * 250 * 3)])
+            }
+        }
+        var out: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        XCTAssertEqual(cvis_encode_png(pair, 500, 250, 3, &out, &length), CVIS_OK)
+        try Data(bytes: try XCTUnwrap(out), count: length).write(to: URL(fileURLWithPath: "\(dir)/\(name).png"))
+        cvis_free(out)
+    }
+
+    func folder() throws -> String {
+        let dir = "/tmp/bmd-compose-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        folders.append(dir)
+        return dir
+    }
+
+    func testTheDominantFaceIsUsedAndEqualFacesAreRefused() throws {
+        let pairs = try folder()
+        try sideBySide(lfw + "/Tony_Blair/Tony_Blair_0064.jpg", lfw + "/Tony_Blair/Tony_Blair_0064.jpg", into: pairs, name: "pair")
+        let daemon = try startDaemon([
+            "replay:\(try photos("Tony_Blair", [18, 32, 48, 53]))?fps=10&loop=true",
+            // Tony Blair in front, a second man half out of the frame at the left edge.
+            "replay:\(try photos("Tony_Blair", [133]))?fps=10&loop=true",
+            // The same photo twice: two faces of exactly the same size.
+            "replay:\(pairs)?fps=10&loop=true",
+        ])
+        let client = try daemon.client()
+        _ = try enroll(client, "tony", camera: "replay0")
+        var feedback: Set<String> = []
+        let same = try verify(client, "tony", camera: "replay1", events: { e in
+            e["feedback"]?.arrayValue?.compactMap(\.stringValue).forEach { feedback.insert($0) }
+        })
+        XCTAssertTrue(same.match, "the dominant face of Tony_Blair_0133 is verified (score \(same.score))")
+        XCTAssertTrue(feedback.contains("multiple_faces"), "the second face is still reported: \(feedback)")
+        let error = rpcError { _ = try verify(client, "tony", camera: "replay2") }
+        XCTAssertEqual(error?.reason, "bad_quality", String(describing: error))
+        XCTAssertEqual(error?.data?["feedback"]?.arrayValue?.first, "multiple_faces")
+    }
 }

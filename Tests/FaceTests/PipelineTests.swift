@@ -76,4 +76,31 @@ final class PipelineTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(genuine, 48, "another photo of the same person matches at the default threshold")
         XCTAssertLessThan(impostor, 24, "someone else stays far below it")
     }
+
+    /// A new face after another (here: someone else, nearer) starts a new track, flagged once, so
+    /// liveness sessions start their steps again; the same face followed frame after frame is not.
+    func testANewFaceRestartsTheTrackOnce() throws {
+        let models = try models()
+        let tony = try frame(Self.lfw + "/Tony_Blair/Tony_Blair_0064.jpg")
+        let colin = try frame(Self.lfw + "/Colin_Powell/Colin_Powell_0040.jpg")
+        // Colin 1.5x nearer: the same frame size, the face enlarged about the centre.
+        let w = colin.width, h = colin.height
+        let pool = PixelBufferPool(limit: 0)
+        let bgr = pool.buffer(count: w * h * 3), grey = pool.buffer(count: w * h)
+        for y in 0..<h { for x in 0..<w {
+            let sx = min(w - 1, Int(Double(w) / 2 + (Double(x) - Double(w) / 2) / 1.5))
+            let sy = min(h - 1, Int(Double(h) / 2 + (Double(y) - Double(h) / 2) / 1.5))
+            grey.pointer[y * w + x] = colin.grey.pointer[sy * w + sx]
+            for c in 0..<3 { bgr.pointer[(y * w + x) * 3 + c] = colin.bgr!.pointer[(sy * w + sx) * 3 + c] }
+        } }
+        let nearer = Frame(width: w, height: h, grey: grey, bgr: bgr, timestampNs: 0, sequence: 0, isInfrared: false)
+        let tracker = FaceTracker()
+        var restarts: [Int] = []
+        for i in 0..<24 {
+            let o = try models.withEngine { try FacePipeline.analyze(i < 12 ? tony : nearer, tracker: tracker, engine: $0) }
+            if o.trackRestarted { restarts.append(i) }
+        }
+        XCTAssertEqual(restarts.count, 1, "one restart, at the switch: \(restarts)")
+        XCTAssertTrue((12...14).contains(restarts.first ?? -1), "right after the switch at frame 12: \(restarts)")
+    }
 }

@@ -129,7 +129,7 @@ extension Daemon {
         return try Self.decodeTemplate(result.template, field: field)
     }
 
-    /// Decodes an uploaded image and extracts its (largest) face.
+    /// Decodes an uploaded image and extracts its face (the dominant one of several: FaceDominance).
     static func extract(_ base64: String, field: String, pipeline: FacePipeline, views: EmbeddingViews = .jittered) async throws
         -> FaceExtractResult
     {
@@ -146,6 +146,10 @@ extension Daemon {
         guard let box = observation.box, let landmarks = observation.landmarks, let pose = observation.pose else {
             throw RPCError.app(.badQuality, "no face found in the image", hint: "use a photo with one clear, frontal face",
                                details: ["feedback": ["no_face"]])
+        }
+        guard observation.isUsable else {
+            throw RPCError.app(.badQuality, "\(observation.faceCount) faces of similar size: none clearly dominates",
+                               hint: "use a photo where one face is clearly the main one", details: ["feedback": ["multiple_faces"]])
         }
         let template = try await pipeline.template(of: frame, observation, views: views)
         return FaceExtractResult(

@@ -71,7 +71,7 @@ extension Daemon {
             blinkTimeoutMs: p.blinkTimeoutMs ?? 5000, timeoutMs: p.timeoutMs ?? 30000)
         let best = BestCandidates()
         let calibration = face.calibration
-        let outcome = try await faceAuthenticate(settings, pipeline: pipeline, context: context) { probe in
+        let outcome = try await faceAuthenticate(settings, pipeline: pipeline, context: context, restart: { best.reset() }) { probe in
             let ranked = gallery.rank(probe).map { Candidate(user: $0.user, score: calibration.score(distance: $0.distance)) }
             best.offer(ranked)
             let top = ranked.first?.score ?? 0
@@ -94,6 +94,7 @@ extension Daemon {
     /// The capture loop of verify and identify: analyse frames, run keep-still + blink liveness
     /// when asked, and judge the face of every good frame until a decision.
     func faceAuthenticate(_ s: FaceAuthSettings, pipeline: FacePipeline, context: CallContext,
+                          restart judgeReset: @escaping @Sendable () -> Void = {},
                           judge: @escaping @Sendable (FaceTemplate) -> (score: Double, matched: Bool)) async throws -> FaceAuthOutcome
     {
         let started = monotonicNanoseconds()
@@ -113,6 +114,16 @@ extension Daemon {
                     let frame = try await capture.frames.next()
                     let observation = try await pipeline.analyze(frame, tracker: tracker)
                     if observation.box != nil { sawFace = true }
+                    if s.liveness && observation.trackRestarted {
+                        // Another face (or the same one found again): keep-still, blink and the
+                        // match must all come from one tracked face, so they start again.
+                        liveness = BlinkLiveness(livenessThreshold: s.livenessThreshold)
+                        replayCue = ReplayCue()
+                        blinkPhaseStart = nil
+                        outcome = FaceAuthOutcome()
+                        outcome.liveness = "spoof"
+                        judgeReset()
+                    }
                     var live = !s.liveness
                     if s.liveness {
                         live = liveness.observe(observation.landmarks, timestampNs: frame.timestampNs) == .live
@@ -128,8 +139,7 @@ extension Daemon {
                         }
                     }
                     var extraction: String?
-                    let good = observation.box != nil && observation.faceCount == 1
-                        && observation.qualityScore >= s.qualityThreshold
+                    let good = observation.isUsable && observation.qualityScore >= s.qualityThreshold
                     if good && (!outcome.matched || live) && outcome.goodFrames < 20 {
                         extraction = "extracting"
                         let probe = try await pipeline.template(of: frame, observation)
@@ -230,7 +240,7 @@ extension Daemon {
                         let observation = try await pipeline.analyze(frame, tracker: tracker)
                         lastFeedback = observation.feedback
                         var extraction: String?
-                        if let pose = observation.pose, observation.faceCount == 1, target.accepts(pose) {
+                        if let pose = observation.pose, observation.isUsable, target.accepts(pose) {
                             if observation.qualityScore >= threshold {
                                 extraction = "extracting"
                                 let template = try await pipeline.template(of: frame, observation, views: .jittered)
@@ -269,6 +279,12 @@ extension Daemon {
 final class BestCandidates: @unchecked Sendable {
     private let lock = NSLock()
     private var best: [String: Double] = [:]
+
+    func reset() {
+        lock.lock()
+        defer { lock.unlock() }
+        best = [:]
+    }
 
     func offer(_ ranked: [Candidate]) {
         lock.lock()
