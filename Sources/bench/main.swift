@@ -1,6 +1,7 @@
-// biometricd-bench: start-up, RPC throughput/latency and memory of the real daemon.
-// Usage: swift build -c release && .build/release/biometricd-bench [--quick]
-// Prints numbers with a baseline measured in the same run (ratios, not absolute claims).
+// biometricd-bench: start-up, RPC throughput/latency, memory, face verify and the auth layer's
+// costs of the real daemon. Prints numbers with a baseline measured in the same run (ratios,
+// not absolute claims).
+import BiometricAuth
 import BiometricClient
 import BiometricProtocol
 import Foundation
@@ -9,8 +10,35 @@ import Foundation
 import Glibc
 #endif
 
+let usage = """
+    usage: biometricd-bench [--quick] [--only SECTION]
+      Runs the release daemon next to this binary (swift build -c release) on a replay camera of
+      ../shared/data and prints one line per measurement, with a baseline from the same run.
+      --quick         fewer repetitions (a smoke run)
+      --only SECTION  one section: start, rpc, face, auth
+      -h, --help      this text
+    """
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("-h") || arguments.contains("--help") {
+    print(usage)
+    exit(0)
+}
+let only: String? = {
+    guard let i = arguments.firstIndex(of: "--only") else { return nil }
+    guard i + 1 < arguments.count, ["start", "rpc", "face", "auth"].contains(arguments[i + 1]) else {
+        FileHandle.standardError.write(Data((usage + "\n").utf8))
+        exit(2)
+    }
+    return arguments[i + 1]
+}()
+if let unknown = arguments.enumerated().first(where: { i, a in a != "--quick" && a != "--only" && (i == 0 || arguments[i - 1] != "--only") }) {
+    FileHandle.standardError.write(Data("biometricd-bench: unknown argument '\(unknown.element)'\n\(usage)\n".utf8))
+    exit(2)
+}
+@MainActor func wanted(_ section: String) -> Bool { only == nil || only == section }
+
 let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-let quick = CommandLine.arguments.contains("--quick")
+let quick = arguments.contains("--quick")
 let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 let camera = "replay:\(repo)/../shared/data/faces/lfw/images/Tony_Blair?fps=15&loop=true"
 
@@ -107,7 +135,7 @@ final class Daemon {
 
 // MARK: 1. Start to READY
 print("# biometricd-bench (\(quick ? "quick" : "full")), \(ProcessInfo.processInfo.activeProcessorCount) cores")
-let runs = quick ? 3 : 10
+let runs = wanted("start") ? (quick ? 3 : 10) : 0
 var readyTimes: [Double] = []
 var spawnTimes: [Double] = []
 for _ in 0..<runs {
@@ -126,10 +154,12 @@ for _ in 0..<runs {
     readyTimes.append((now() - t1) * 1000)
     _ = d
 }
-let readyMedian = percentile(readyTimes, 0.5)
-let spawnMedian = percentile(spawnTimes, 0.5)
-print("start_to_ready_ms median=\(fmt(readyMedian, 1)) min=\(fmt(readyTimes.min()!, 1)) max=\(fmt(readyTimes.max()!, 1)) (n=\(runs))")
-print("baseline_spawn_true_ms median=\(fmt(spawnMedian, 1)); ratio=\(fmt(readyMedian / spawnMedian, 1))x")
+if runs > 0 {
+    let readyMedian = percentile(readyTimes, 0.5)
+    let spawnMedian = percentile(spawnTimes, 0.5)
+    print("start_to_ready_ms median=\(fmt(readyMedian, 1)) min=\(fmt(readyTimes.min()!, 1)) max=\(fmt(readyTimes.max()!, 1)) (n=\(runs))")
+    print("baseline_spawn_true_ms median=\(fmt(spawnMedian, 1)); ratio=\(fmt(readyMedian / spawnMedian, 1))x")
+}
 
 // MARK: 2. daemon.status throughput and latency
 let daemon = try Daemon(notify: nil)
@@ -164,6 +194,18 @@ func echoBaselineMicros(_ n: Int) -> Double {
 let echo = echoBaselineMicros(quick ? 2000 : 20000)
 print("baseline_socketpair_roundtrip_us=\(fmt(echo))")
 
+/// Median round trip of daemon.status on one connection: the per-call floor of the socket path.
+func statusRoundTripMicros(_ n: Int, socket: String) -> Double {
+    guard let c = try? BiometricClient(socketPath: socket) else { return .nan }
+    var t: [Double] = []
+    for _ in 0..<n {
+        let s = now()
+        _ = try? c.call(Method.daemonStatus, as: DaemonStatus.self)
+        t.append((now() - s) * 1e6)
+    }
+    return percentile(t, 0.5)
+}
+
 /// Latencies from many threads.
 final class Collected: @unchecked Sendable {
     private let lock = NSLock()
@@ -172,7 +214,7 @@ final class Collected: @unchecked Sendable {
     var values: [Double] { lock.lock(); defer { lock.unlock() }; return all }
 }
 
-for clients in [1, 8, 64] {
+for clients in wanted("rpc") ? [1, 8, 64] : [] {
     let perClient = max(quick ? 50 : 400, (quick ? 2000 : 16000) / clients)
     let collected = Collected()
     let socketPath = daemon.socket
@@ -206,7 +248,7 @@ let after = daemon.memory()
 print("rss_idle_kb=\(idle.rss) peak_rss_idle_kb=\(idle.hwm) rss_after_load_kb=\(after.rss) peak_rss_after_load_kb=\(after.hwm)")
 
 // MARK: 3. face.verify latency, image mode, warm daemon (request to result)
-do {
+if wanted("face") { do {
     let client = try BiometricClient(socketPath: daemon.socket)
     _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "bench", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),
                         as: FaceEnrollResult.self)
@@ -225,7 +267,49 @@ do {
     print("rss_with_face_models_kb=\(loaded.rss) peak_kb=\(loaded.hwm)")
 } catch {
     print("face.verify: skipped (\(error))")
-}
+} }
+
+// MARK: 4. The auth layer: Argon2id per PIN check, key.sign without the biometric step
+if wanted("auth") { do {
+    let n = quick ? 5 : 20
+    // In process: the hash alone at the shipped parameters, and SHA-256 of the same PIN as the floor.
+    let hasher = PINHasher()
+    let stored = try hasher.hash("4711")
+    var argon: [Double] = []
+    for _ in 0..<n {
+        let t = now()
+        _ = try PINHasher.verify("4711", against: stored)
+        argon.append((now() - t) * 1000)
+    }
+    print("argon2id_verify_ms (\(hasher.parameters)) p50=\(fmt(percentile(argon, 0.5), 1)) min=\(fmt(argon.min()!, 1)) max=\(fmt(argon.max()!, 1)) (n=\(n))")
+    // Through the socket: pin.verify (serialised Argon2id + the stored count) vs daemon.status.
+    let client = try BiometricClient(socketPath: daemon.socket)
+    _ = try client.call(Method.pinSet, PINSetParams(user: "bench-pin", pin: "4711"), as: PINResult.self)
+    var pin: [Double] = []
+    for _ in 0..<n {
+        let t = now()
+        let r = try client.call(Method.pinVerify, PINVerifyParams(user: "bench-pin", pin: "4711"), as: PINResult.self)
+        pin.append((now() - t) * 1000)
+        if !r.ok { print("warning: PIN refused") }
+    }
+    let status = statusRoundTripMicros(200, socket: daemon.socket)
+    print("pin.verify_ms p50=\(fmt(percentile(pin, 0.5), 1)) p99=\(fmt(percentile(pin, 0.99), 1)); daemon.status_us p50=\(fmt(status, 0)); ratio=\(fmt(percentile(pin, 0.5) * 1000 / status, 0))x")
+    // key.sign with policy "none": ECDSA P-256 + the counter's durable write, no factor.
+    let key = try client.call(Method.keyRegister, KeyRegisterParams(user: "bench-key", appID: "https://bench.example", aaid: "4242#0001"),
+                              as: KeyInfo.self)
+    _ = try client.call(Method.authPolicySet, PolicySetParams(user: "bench-key", mode: "none"), as: PolicyResult.self)
+    var sign: [Double] = []
+    for _ in 0..<(quick ? 20 : 200) {
+        let t = now()
+        let r = try client.call(Method.keySign, KeySignParams(user: "bench-key", keyHandle: key.keyHandle, challenge: "Y2hhbGxlbmdl"),
+                                as: KeySignResult.self)
+        sign.append((now() - t) * 1000)
+        if !r.ok { print("warning: not signed") }
+    }
+    print("key.sign_ms (no factor: ECDSA + counter fsync) p50=\(fmt(percentile(sign, 0.5), 2)) p99=\(fmt(percentile(sign, 0.99), 2)); ratio to daemon.status=\(fmt(percentile(sign, 0.5) * 1000 / status, 1))x")
+} catch {
+    print("auth: failed (\(error))")
+} }
 
 // Globals are not deinitialised at exit: stop the daemon explicitly.
 daemon.stop()
