@@ -55,8 +55,8 @@ public final class FaceTracker: @unchecked Sendable {
     var relativeBox: (x: Double, y: Double, w: Double, h: Double)?
     var faceCount = 0
     var dominates = true
-    /// Whether a face has been followed in this session (a new track after it is a restart).
-    var hadTrack = false
+    /// Where the face followed last was (a new track elsewhere, or of another size, is a restart).
+    var lastFaceBox: FaceBox?
     var sinceDetection = 0
     public let redetectEvery: Int
     public var target: FaceQuality.PoseTarget = .front
@@ -117,7 +117,9 @@ public final class FacePipeline: Sendable {
                 box = tracked
             } else if let start = chosen ?? detections.first?.box {
                 box = start
-                observation.trackRestarted = tracker.hadTrack
+                // The face found again where it was lost (a quick turn, a blink of the tracker)
+                // goes on; a face elsewhere, or of another size, is a new face.
+                observation.trackRestarted = tracker.lastFaceBox.map { !Self.sameFace(start, $0) } ?? false
                 tracker.box = nil
                 tracker.last = nil
                 tracker.relativeBox = nil
@@ -156,7 +158,7 @@ public final class FacePipeline: Sendable {
             }
         }
         tracker.last = landmarks
-        if landmarks != nil { tracker.hadTrack = true }
+        if landmarks != nil, let box { tracker.lastFaceBox = box }
         observation.faceCount = landmarks == nil ? 0 : max(tracker.faceCount, 1)
         observation.dominates = tracker.dominates
         guard let landmarks, let box else { return observation }
@@ -183,6 +185,13 @@ public final class FacePipeline: Sendable {
         return try await run { engine in
             FaceTemplate(embedding: try engine.embed(Self.image(of: frame), landmarks: landmarks, views: views), quality: quality)
         }
+    }
+
+    /// Two boxes of one face: centres within half a face width, sizes within 25 %.
+    static func sameFace(_ a: FaceBox, _ b: FaceBox) -> Bool {
+        let ratio = a.width / max(b.width, 1)
+        let dx = (a.x + a.width / 2) - (b.x + b.width / 2), dy = (a.y + a.height / 2) - (b.y + b.height / 2)
+        return ratio > 0.8 && ratio < 1.25 && (dx * dx + dy * dy).squareRoot() < 0.5 * max(a.width, b.width)
     }
 
     /// Intersection over union of two boxes.
