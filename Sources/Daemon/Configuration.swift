@@ -1,5 +1,6 @@
 import BiometricAuth
 import BiometricCamera
+import BiometricFace
 import BiometricFinger
 import Foundation
 import Logging
@@ -32,13 +33,17 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Test hook: hold every auth reply this long after its outcome is stored (so a test can
     /// kill the daemon in between). Refused by a production instance (see `isProductionInstance`).
     public var testHoldRepliesMs = 0
+    /// Test hook: every challenge asks for this sequence instead of a random one. Refused by a
+    /// production instance, so a real daemon can never be made predictable.
+    public var testChallengeSequence: [ChallengeLiveness.Action]?
 
     public init() {}
 
     /// The keys of the config file, each with its check. `camera` and `models` may repeat.
     public static let keys = ["socket", "state_dir", "models", "camera", "log_level", "admin_group", "login_group",
                               "analysis_threads", "finger_optics", "lockout_failures", "lockout_seconds", "lockout_pin_failures",
-                              "pin_max_retries", "pin_min_length", "pin_max_length", "test_hold_replies_ms"]
+                              "pin_max_retries", "pin_min_length", "pin_max_length", "test_hold_replies_ms",
+                              "test_challenge_sequence"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -96,6 +101,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "pin_min_length": pinRules = PINRules(minLength: try integer(-1...64, "0 or less = 4"), maxLength: pinRules.maxLength)
         case "pin_max_length": pinRules = PINRules(minLength: pinRules.minLength, maxLength: try integer(0...64, "0 = no limit"))
         case "test_hold_replies_ms": testHoldRepliesMs = try integer(0...60000, "test hook; refused by a production instance")
+        case "test_challenge_sequence":
+            let moves = value.split(separator: ",").map { ChallengeLiveness.Action(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+            guard (1...4).contains(moves.count), !moves.contains(nil) else {
+                throw ConfigError(key: key, message: "must be 1-4 of turn_left, turn_right, look_up, nod, comma-separated; got '\(value)'")
+            }
+            testChallengeSequence = moves.compactMap { $0 }
         default:
             throw ConfigError(key: key, message: "unknown key; known keys: \(Self.keys.joined(separator: ", "))")
         }
@@ -166,6 +177,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// Root, the system paths, or started by systemd: test hooks that make the daemon predictable
     /// (held replies, fixed challenge sequences) are refused here, whatever the config says.
+    /// The test hooks set, by name (refused together with a production instance).
+    public var testHooks: [String] {
+        (testHoldRepliesMs > 0 ? ["test_hold_replies_ms"] : []) + (testChallengeSequence != nil ? ["test_challenge_sequence"] : [])
+    }
+
     public var isProductionInstance: Bool {
         let env = ProcessInfo.processInfo.environment
         return privileged || socketPath == Self.defaultSocketPath || stateDirectory == Self.defaultStateDirectory

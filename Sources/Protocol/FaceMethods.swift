@@ -72,7 +72,8 @@ public struct FaceEnrollResult: Codable, Sendable {
 
 public struct FaceVerifyParams: RPCParams, Encodable {
     public static let fields: Set<String> = ["user", "camera", "mode", "matching_threshold", "quality_threshold",
-                                             "liveness_threshold", "blink_timeout_ms", "timeout_ms"]
+                                             "liveness_threshold", "blink_timeout_ms", "timeout_ms", "liveness_mode",
+                                             "challenge_steps", "challenge_step_timeout_ms"]
     public var user: String
     public var camera: String?
     /// image | liveness [liveness]
@@ -87,6 +88,13 @@ public struct FaceVerifyParams: RPCParams, Encodable {
     public var blinkTimeoutMs: Int?
     /// [30000] 1000–300000
     public var timeoutMs: Int?
+    /// blink [default]: keep still, then blink. challenge: keep still, then a random sequence of
+    /// head moves (turn_left, turn_right, look_up, nod), and a blink at some point.
+    public var livenessMode: String?
+    /// [2] 1–4 moves in challenge mode.
+    public var challengeSteps: Int?
+    /// [5000] 1000–30000 for each move.
+    public var challengeStepTimeoutMs: Int?
 
     enum CodingKeys: String, CodingKey {
         case user, camera, mode
@@ -95,10 +103,17 @@ public struct FaceVerifyParams: RPCParams, Encodable {
         case livenessThreshold = "liveness_threshold"
         case blinkTimeoutMs = "blink_timeout_ms"
         case timeoutMs = "timeout_ms"
+        case livenessMode = "liveness_mode"
+        case challengeSteps = "challenge_steps"
+        case challengeStepTimeoutMs = "challenge_step_timeout_ms"
     }
 
     public init(user: String, camera: String? = nil, mode: String? = nil, matchingThreshold: Double? = nil,
-                qualityThreshold: Int? = nil, livenessThreshold: Int? = nil, blinkTimeoutMs: Int? = nil, timeoutMs: Int? = nil) {
+                qualityThreshold: Int? = nil, livenessThreshold: Int? = nil, blinkTimeoutMs: Int? = nil, timeoutMs: Int? = nil,
+                livenessMode: String? = nil, challengeSteps: Int? = nil, challengeStepTimeoutMs: Int? = nil) {
+        self.livenessMode = livenessMode
+        self.challengeSteps = challengeSteps
+        self.challengeStepTimeoutMs = challengeStepTimeoutMs
         self.user = user
         self.camera = camera
         self.mode = mode
@@ -113,6 +128,7 @@ public struct FaceVerifyParams: RPCParams, Encodable {
         try UserName.validate(user)
         try FaceCaptureSettings.check(mode: mode, matching: matchingThreshold, quality: qualityThreshold,
                                       liveness: livenessThreshold, blink: blinkTimeoutMs, timeout: timeoutMs)
+        try FaceCaptureSettings.check(livenessMode: livenessMode, steps: challengeSteps, stepTimeout: challengeStepTimeoutMs)
     }
 }
 
@@ -124,6 +140,12 @@ enum FaceCaptureSettings {
         try Check.range(liveness, 0...100, field: "liveness_threshold")
         try Check.range(blink, 0...30000, field: "blink_timeout_ms")
         try Check.range(timeout, 1000...300_000, field: "timeout_ms")
+    }
+
+    static func check(livenessMode: String?, steps: Int?, stepTimeout: Int?) throws(RPCError) {
+        try Check.oneOf(livenessMode, ["blink", "challenge"], field: "liveness_mode")
+        try Check.range(steps, 1...4, field: "challenge_steps")
+        try Check.range(stepTimeout, 1000...30000, field: "challenge_step_timeout_ms")
     }
 }
 
@@ -158,7 +180,8 @@ public struct FaceVerifyResult: Codable, Sendable {
 
 public struct FaceIdentifyParams: RPCParams, Encodable {
     public static let fields: Set<String> = ["camera", "mode", "matching_threshold", "quality_threshold",
-                                             "liveness_threshold", "blink_timeout_ms", "timeout_ms", "margin"]
+                                             "liveness_threshold", "blink_timeout_ms", "timeout_ms", "margin", "liveness_mode",
+                                             "challenge_steps", "challenge_step_timeout_ms"]
     public var camera: String?
     public var mode: String?
     public var matchingThreshold: Double?
@@ -166,6 +189,9 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
     public var livenessThreshold: Int?
     public var blinkTimeoutMs: Int?
     public var timeoutMs: Int?
+    public var livenessMode: String?
+    public var challengeSteps: Int?
+    public var challengeStepTimeoutMs: Int?
     /// [5] 0–50: step-up when the best two users are within this many score points.
     public var margin: Double?
 
@@ -176,10 +202,14 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
         case livenessThreshold = "liveness_threshold"
         case blinkTimeoutMs = "blink_timeout_ms"
         case timeoutMs = "timeout_ms"
+        case livenessMode = "liveness_mode"
+        case challengeSteps = "challenge_steps"
+        case challengeStepTimeoutMs = "challenge_step_timeout_ms"
     }
 
     public init(camera: String? = nil, mode: String? = nil, matchingThreshold: Double? = nil, qualityThreshold: Int? = nil,
-                margin: Double? = nil, timeoutMs: Int? = nil) {
+                margin: Double? = nil, timeoutMs: Int? = nil, livenessMode: String? = nil) {
+        self.livenessMode = livenessMode
         self.camera = camera
         self.mode = mode
         self.matchingThreshold = matchingThreshold
@@ -192,6 +222,7 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
         try FaceCaptureSettings.check(mode: mode, matching: matchingThreshold, quality: qualityThreshold,
                                       liveness: livenessThreshold, blink: blinkTimeoutMs, timeout: timeoutMs)
         try Check.range(margin, 0...50, field: "margin")
+        try FaceCaptureSettings.check(livenessMode: livenessMode, steps: challengeSteps, stepTimeout: challengeStepTimeoutMs)
     }
 }
 

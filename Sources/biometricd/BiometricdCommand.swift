@@ -53,8 +53,8 @@ struct BiometricdCommand: AsyncParsableCommand {
                 guard let eq = item.firstIndex(of: "=") else { throw ConfigError(message: "--set takes KEY=VALUE, got '\(item)'") }
                 try settings.apply(key: String(item[..<eq]), value: String(item[item.index(after: eq)...]), appendLists: false)
             }
-            if settings.testHoldRepliesMs > 0 && settings.isProductionInstance {
-                throw ConfigError(key: "test_hold_replies_ms", message: "is a test hook: refused when running as root, on the system paths or under systemd")
+            if let hook = settings.testHooks.first, settings.isProductionInstance {
+                throw ConfigError(key: hook, message: "is a test hook: refused when running as root, on the system paths or under systemd")
             }
         } catch {
             throw ValidationError((error as? ConfigError)?.description ?? "\(error)")

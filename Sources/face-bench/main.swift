@@ -6,6 +6,8 @@
 //   spoof      the screen-replay cue on a live and a replayed clip
 //   blink      per-frame EAR and BlinkLiveness on a real blink clip (25/20/15 fps), and the crop-only
 //              EyeState.openness ROC on CEW eye crops (EAR needs a whole face)
+//   poses CLIP yaw, pitch, roll and EAR of every frame of ../shared/data/video/CLIP (challenge steps)
+//   challenge  how often a replay of each clip passes random 2-move challenges (--trace: one run)
 // Run from the repository root after `swift build -c release`:  .build/release/biometricd-face-bench lfw
 import BiometricCamera
 import BiometricFace
@@ -554,7 +556,94 @@ func runBlink() {
     print("blink: \(fmt(now() - start, 1)) s")
 }
 
+// MARK: - Head pose per frame of a clip (challenge thresholds and frame ranges)
+
+func runPoses(_ clip: String) {
+    let models = loadModels()
+    let (frames, fps) = videoFrames(shared + "/video/\(clip)/video.mp4")
+    let tracker = FaceTracker()
+    print("# \(clip): \(frames.count) frames at \(fmt(fps, 1)) fps; frame yaw pitch roll ear (no face: -)")
+    for (i, f) in frames.enumerated() {
+        guard let o = try? models.withEngine({ try FacePipeline.analyze(f, tracker: tracker, engine: $0) }), let pose = o.pose,
+              let l = o.landmarks else {
+            print("\(i) -")
+            continue
+        }
+        print("\(i) \(fmt(pose.yaw, 1)) \(fmt(pose.pitch, 1)) \(fmt(pose.roll, 1)) \(fmt(l.eyeAspectRatio, 3))")
+    }
+}
+
+// MARK: - Challenge-response on real clips
+
+/// Poses (nil: no face) and landmarks of every frame, tracked in order as a session would.
+func clipObservations(_ clip: String, models: FaceModels) -> [(HeadPose?, Landmarks?)] {
+    let (frames, _) = videoFrames(shared + "/video/\(clip)/video.mp4")
+    let tracker = FaceTracker()
+    return frames.map { f in
+        let o = try? models.withEngine { try FacePipeline.analyze(f, tracker: tracker, engine: $0) }
+        return (o?.pose, o?.landmarks)
+    }
+}
+
+/// Runs keep-still, then `sequence`, on the frames `order` at 30 fps; the outcome and when.
+func simulateChallenge(_ obs: [(HeadPose?, Landmarks?)], order: [Int], sequence: [ChallengeLiveness.Action],
+                       stepTimeoutMs: Int = 5000, trace: Bool = false) -> (passed: Bool, seconds: Double, why: String) {
+    var blink = BlinkLiveness(livenessThreshold: 50)
+    var challenge = ChallengeLiveness(sequence: sequence, stepTimeoutMs: stepTimeoutMs)
+    for (n, i) in order.enumerated() {
+        let ns = UInt64(Double(n) / 30 * 1e9)
+        let (pose, landmarks) = obs[i]
+        _ = blink.observe(landmarks, timestampNs: ns)
+        if blink.phase != .keepStill, challenge.state == .waiting, let pose { challenge.start(rest: pose, at: ns) }
+        let state = challenge.observe(pose, at: ns)
+        if trace { print("\(n) frame \(i) yaw \(pose.map { fmt($0.yaw, 1) } ?? "-") pitch \(pose.map { fmt($0.pitch, 1) } ?? "-") blink \(blink.phase) \(state)") }
+        if case .failed(let why) = state { return (false, Double(n) / 30, why) }
+        if state == .passed && blink.phase == .done { return (true, Double(n) / 30, "") }
+    }
+    return (false, Double(order.count) / 30, "clip ended (\(challenge.state), blink \(blink.phase))")
+}
+
+/// How often a replay of each clip passes a random challenge: every sequence of 2 (and 3) moves
+/// with no move twice in a row, the clip started at every 0.5 s offset and looped, 5 s per move.
+func runChallenge() {
+    let models = loadModels()
+    if let i = arguments.firstIndex(of: "--trace") {
+        // --trace SEQ RANGES: e.g. turn_left,turn_right 0-58,163-215,270-310,60-85
+        let sequence = arguments[i + 1].split(separator: ",").compactMap { ChallengeLiveness.Action(rawValue: String($0)) }
+        let order = arguments[i + 2].split(separator: ",").flatMap { r -> [Int] in
+            let b = r.split(separator: "-").compactMap { Int($0) }
+            return Array(b[0]...b[1])
+        }
+        let r = simulateChallenge(clipObservations("tran_live", models: models), order: order, sequence: sequence, trace: true)
+        print("passed=\(r.passed) after \(fmt(r.seconds, 2)) s \(r.why)")
+        return
+    }
+    let moves = ChallengeLiveness.Action.allCases
+    let pairs = moves.flatMap { a in moves.filter { $0 != a }.map { [a, $0] } }
+    let triples = pairs.flatMap { p in moves.filter { $0 != p[1] }.map { p + [$0] } }
+    for clip in ["tran_live", "tran_replay_screen"] {
+      let obs = clipObservations(clip, models: models)
+      for (name, sequences) in [("2-move", pairs), ("3-move", triples)] {
+        var runs = 0, passes = 0, failures: [String: Int] = [:]
+        for start in stride(from: 0, to: obs.count, by: 15) {
+            let order = (0..<(obs.count * 2)).map { (start + $0) % obs.count }
+            for seq in sequences {
+                runs += 1
+                let r = simulateChallenge(obs, order: order, sequence: seq)
+                if r.passed { passes += 1 } else {
+                    let key = r.why.contains("other way") ? "moved the other way" : r.why.contains("within") ? "move not made in time" : "other"
+                    failures[key, default: 0] += 1
+                }
+            }
+        }
+        print("\(clip) replayed: \(passes)/\(runs) random \(name) challenges passed (\(fmt(Double(passes) / Double(runs) * 100, 1)) %); failures: \(failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+      }
+    }
+}
+
 switch arguments.first {
+case "challenge": runChallenge()
+case "poses": runPoses(arguments.count > 1 ? arguments[1] : "tran_live")
 case "blink": runBlink()
 case "spoof": runSpoof()
 case "lfw":
@@ -572,6 +661,6 @@ case "lfw-views":
 case "stages": runStages()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink")
+    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES]")
     exit(2)
 }

@@ -319,4 +319,101 @@ final class FaceFlowTests: XCTestCase {
         XCTAssertEqual(error?.reason, "bad_quality", String(describing: error))
         XCTAssertEqual(error?.data?["feedback"]?.arrayValue?.first, "multiple_faces")
     }
+
+    // MARK: Challenge-response liveness
+
+    /// Frames `ranges` of a clip in ../shared/data/video as PNGs in a new folder (a replay camera).
+    func cut(_ clip: String, _ ranges: [ClosedRange<Int>], mirrored: Bool = false) throws -> String {
+        let dir = try folder()
+        var status = CVIS_OK
+        let video = try XCTUnwrap(cvis_video_open(sharedData + "/video/\(clip)/video.mp4", &status))
+        defer { cvis_video_close(video) }
+        var frames: [Int: [UInt8]] = [:]
+        var size = (0, 0)
+        var index = 0
+        var image: OpaquePointer?
+        let wanted = Set(ranges.flatMap { Array($0) })
+        while cvis_video_next(video, &image) == CVIS_OK, let f = image, index <= wanted.max()! {
+            if wanted.contains(index) {
+                size = (Int(cvis_image_width(f)), Int(cvis_image_height(f)))
+                var bgr = [UInt8](repeating: 0, count: size.0 * size.1 * 3), grey = [UInt8](repeating: 0, count: size.0 * size.1)
+                _ = cvis_image_copy(f, &grey, &bgr)
+                if mirrored {
+                    let w = size.0
+                    bgr.withUnsafeMutableBufferPointer { p in
+                        for y in 0..<size.1 {
+                            for x in 0..<(w / 2) {
+                                for c in 0..<3 { p.swapAt((y * w + x) * 3 + c, (y * w + w - 1 - x) * 3 + c) }
+                            }
+                        }
+                    }
+                }
+                frames[index] = bgr
+            }
+            index += 1
+        }
+        var n = 0
+        for range in ranges {
+            for i in range {
+                var out: UnsafeMutablePointer<UInt8>?
+                var length = 0
+                XCTAssertEqual(cvis_encode_png(try XCTUnwrap(frames[i]), Int32(size.0), Int32(size.1), 3, &out, &length), CVIS_OK)
+                try Data(bytes: try XCTUnwrap(out), count: length).write(to: URL(fileURLWithPath: String(format: "%@/f%04d.png", dir, n)))
+                cvis_free(out)
+                n += 1
+            }
+        }
+        return dir
+    }
+
+    /// The daemon's test hook fixes the sequence (turn right, then nod). Frames 173-500 of the
+    /// live clip keep still, turn right, bow and come back (`biometricd-face-bench poses
+    /// tran_live`): they pass. The same frames mirrored turn left instead, and are refused as soon
+    /// as the head turns the wrong way.
+    func testChallengeWithAFixedSequence() throws {
+        // A second of the still frame 200 first, and 15 fps, so that a slow (debug) daemon sees
+        // every frame: keep-still is judged frame to frame.
+        let moves = Array(repeating: 200...200, count: 15) + [201...500]
+        let daemon = try DaemonProcess(
+            cameras: ["replay:\(sharedData)/video/tran_live/video.mp4?fps=30&loop=true",
+                      "replay:\(try cut("tran_live", moves))?fps=15&loop=true",
+                      "replay:\(try cut("tran_live", moves, mirrored: true))?fps=15&loop=true"],
+            extraArguments: ["--models", Self.models, "--set", "test_challenge_sequence=turn_right,nod"],
+            user: geteuid() == 0 ? "nobody" : nil)
+        let client = try daemon.client()
+        let _: FaceEnrollResult = try client.call(Method.faceEnroll, FaceEnrollParams(
+            user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20))
+        var actions: [String] = []
+        let passed: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
+            user: "tran", camera: "replay1", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 20000, timeoutMs: 60000,
+            livenessMode: "challenge", challengeStepTimeoutMs: 15000), onEvent: { e in
+                if let a = e["liveness_action"]?.stringValue, a != actions.last { actions.append(a) }
+            })
+        XCTAssertTrue(passed.match)
+        XCTAssertEqual(passed.liveness, "live", "\(actions)")
+        XCTAssertEqual(passed.livenessScore, 100)
+        XCTAssertEqual(Array(actions.prefix(3)), ["keep_still", "turn_right", "nod"], "the moves are asked in order: \(actions)")
+        let refused = rpcError {
+            let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
+                user: "tran", camera: "replay2", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 20000, timeoutMs: 60000,
+                livenessMode: "challenge", challengeStepTimeoutMs: 15000))
+        }
+        XCTAssertEqual(refused?.reason, "spoof_detected", String(describing: refused))
+        XCTAssertEqual(refused?.data?["cue"], "challenge")
+    }
+
+    /// Nobody can fix the sequence through the socket: it is a daemon option, and a daemon running
+    /// as root (or on the system paths, or under systemd) refuses it.
+    func testTheChallengeSequenceCannotBeFixedByCallers() throws {
+        let daemon = try startDaemon(["replay:\(try photos("Tony_Blair", [18]))?fps=10&loop=true"])
+        let error = rpcError {
+            let _: FaceVerifyResult = try daemon.client().call(Method.faceVerify, JSONValue.object([
+                "user": "tony", "liveness_mode": "challenge", "challenge_sequence": ["turn_left"]]))
+        }
+        XCTAssertEqual(error?.field, "challenge_sequence")
+        if geteuid() == 0 {
+            XCTAssertThrowsError(try DaemonProcess(cameras: [], extraArguments: ["--set", "test_challenge_sequence=nod"]),
+                                 "a root daemon refuses the test hook")
+        }
+    }
 }

@@ -26,6 +26,19 @@ struct FaceAuthSettings: Sendable {
     var timeoutMs: Int
     /// Image mode decides after this many good frames without a match.
     var maxGoodFrames = 5
+    /// Challenge-response liveness: the moves to ask for (nil: blink mode).
+    var challenge: [ChallengeLiveness.Action]?
+    var challengeStepTimeoutMs = 5000
+}
+
+extension Daemon {
+    /// The liveness part of verify and identify params, resolved: the moves come from the
+    /// system CSPRNG, or from the test hook of a non-production daemon.
+    func challengeMoves(mode: String?, steps: Int?) -> [ChallengeLiveness.Action]? {
+        guard mode == "challenge" else { return nil }
+        if let fixed = configuration.testChallengeSequence, !configuration.isProductionInstance { return fixed }
+        return ChallengeLiveness.random(steps: steps ?? 2)
+    }
 }
 
 extension Daemon {
@@ -40,7 +53,9 @@ extension Daemon {
         let settings = FaceAuthSettings(
             camera: p.camera, liveness: (p.mode ?? "liveness") == "liveness", matchingThreshold: p.matchingThreshold ?? 48,
             qualityThreshold: p.qualityThreshold ?? 48, livenessThreshold: p.livenessThreshold ?? 50,
-            blinkTimeoutMs: p.blinkTimeoutMs ?? 5000, timeoutMs: p.timeoutMs ?? 30000)
+            blinkTimeoutMs: p.blinkTimeoutMs ?? 5000, timeoutMs: p.timeoutMs ?? 30000,
+            challenge: challengeMoves(mode: p.livenessMode, steps: p.challengeSteps),
+            challengeStepTimeoutMs: p.challengeStepTimeoutMs ?? 5000)
         let face = self.face
         let outcome: FaceAuthOutcome
         do {
@@ -68,7 +83,9 @@ extension Daemon {
         let settings = FaceAuthSettings(
             camera: p.camera, liveness: (p.mode ?? "liveness") == "liveness", matchingThreshold: p.matchingThreshold ?? 48,
             qualityThreshold: p.qualityThreshold ?? 48, livenessThreshold: p.livenessThreshold ?? 50,
-            blinkTimeoutMs: p.blinkTimeoutMs ?? 5000, timeoutMs: p.timeoutMs ?? 30000)
+            blinkTimeoutMs: p.blinkTimeoutMs ?? 5000, timeoutMs: p.timeoutMs ?? 30000,
+            challenge: challengeMoves(mode: p.livenessMode, steps: p.challengeSteps),
+            challengeStepTimeoutMs: p.challengeStepTimeoutMs ?? 5000)
         let best = BestCandidates()
         let calibration = face.calibration
         let outcome = try await faceAuthenticate(settings, pipeline: pipeline, context: context, restart: { best.reset() }) { probe in
@@ -106,6 +123,8 @@ extension Daemon {
                 tracker.measureBorders = s.liveness
                 var replayCue = ReplayCue()
                 var liveness = BlinkLiveness(livenessThreshold: s.livenessThreshold)
+                let newChallenge = { s.challenge.map { ChallengeLiveness(sequence: $0, stepTimeoutMs: s.challengeStepTimeoutMs) } }
+                var challenge = newChallenge()
                 var blinkPhaseStart: UInt64?
                 var sawFace = false
                 var throttle = EventThrottle()
@@ -118,6 +137,7 @@ extension Daemon {
                         // Another face (or the same one found again): keep-still, blink and the
                         // match must all come from one tracked face, so they start again.
                         liveness = BlinkLiveness(livenessThreshold: s.livenessThreshold)
+                        challenge = newChallenge()
                         replayCue = ReplayCue()
                         blinkPhaseStart = nil
                         outcome = FaceAuthOutcome()
@@ -126,15 +146,35 @@ extension Daemon {
                     }
                     var live = !s.liveness
                     if s.liveness {
-                        live = liveness.observe(observation.landmarks, timestampNs: frame.timestampNs) == .live
-                        if liveness.phase != .keepStill, blinkPhaseStart == nil { blinkPhaseStart = frame.timestampNs }
-                        outcome.livenessScore = liveness.score
+                        let now = frame.timestampNs
+                        let blinked = liveness.observe(observation.landmarks, timestampNs: now) == .live
+                        if var c = challenge {
+                            // After keep-still, the moves; the blink may come at any time.
+                            if liveness.phase != .keepStill, c.state == .waiting, let rest = observation.pose { c.start(rest: rest, at: now) }
+                            let state = c.observe(observation.pose, at: now)
+                            challenge = c
+                            if case .failed(let why) = state {
+                                outcome.spoofAttempt = true
+                                throw RPCError.app(.spoofDetected, "the head moves asked for were not made: \(why)",
+                                                   hint: "follow the moves shown (a recording cannot)",
+                                                   details: ["liveness_score": .int(Int64(Self.livenessScore(liveness, challenge))),
+                                                             "spoof_attempt": true, "cue": "challenge",
+                                                             "steps_done": .int(Int64(c.completed))])
+                            }
+                            live = blinked && state == .passed
+                            if state == .passed, blinkPhaseStart == nil { blinkPhaseStart = now }
+                        } else {
+                            live = blinked
+                            if liveness.phase != .keepStill, blinkPhaseStart == nil { blinkPhaseStart = now }
+                        }
+                        outcome.livenessScore = Self.livenessScore(liveness, challenge)
                         if let mask = observation.borderMask { replayCue.observe(borderMask: mask) }
                         if replayCue.isSpoof {
                             outcome.spoofAttempt = true
                             throw RPCError.app(.spoofDetected, "the face is shown on a screen or a print (it sits inside straight borders)",
                                                hint: "present your real face to the camera",
-                                               details: ["liveness_score": .int(Int64(min(liveness.score, 20))), "spoof_attempt": true,
+                                               details: ["liveness_score": .int(Int64(min(outcome.livenessScore, 20))), "spoof_attempt": true,
+                                                         "cue": "border",
                                                          "framed_fraction": .double((replayCue.framedFraction * 100).rounded() / 100)])
                         }
                     }
@@ -149,9 +189,10 @@ extension Daemon {
                         outcome.matched = outcome.matched || matched
                         extraction = "success"
                     }
-                    if throttle.allow(now: frame.timestampNs, key: "\(liveness.phase)") {
+                    let action = s.liveness ? Self.livenessAction(liveness, challenge) : nil
+                    if throttle.allow(now: frame.timestampNs, key: "\(liveness.phase)\(action ?? "")") {
                         context.emit("face.frame", observation.eventFields(
-                            livenessAction: s.liveness ? liveness.action : nil, livenessScore: outcome.livenessScore,
+                            livenessAction: action, livenessScore: outcome.livenessScore,
                             extraction: extraction, captured: outcome.goodFrames, needed: 0))
                     }
                     let now = frame.timestampNs
@@ -187,6 +228,22 @@ extension Daemon {
                 }
             }
         }
+    }
+
+    /// `liveness_score` 0–100. Blink mode: 50 once the face held still, 75 with the eyes seen
+    /// closed, 100 with the blink. Challenge mode: 40 once still, + 40 shared by the moves done,
+    /// + 20 for the blink. A fired presentation-attack cue caps it at 20 (the spoof error says so).
+    static func livenessScore(_ blink: BlinkLiveness, _ challenge: ChallengeLiveness?) -> Int {
+        guard let challenge else { return blink.score }
+        guard blink.phase != .keepStill else { return 0 }
+        return 40 + Int((40 * challenge.progress).rounded()) + (blink.phase == .done ? 20 : 0)
+    }
+
+    /// What the person is asked to do now (SPEC §5 liveness_action, plus the challenge moves).
+    static func livenessAction(_ blink: BlinkLiveness, _ challenge: ChallengeLiveness?) -> String? {
+        guard let challenge, blink.phase != .keepStill else { return blink.action }
+        if let move = challenge.action { return move.rawValue }
+        return challenge.state == .passed && blink.phase != .done ? "blink" : nil
     }
 
     static func describeFeedback(_ code: String) -> String {
