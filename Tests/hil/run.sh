@@ -12,7 +12,7 @@
 #   HIL_CACHE           downloads, initramfs, frames, results (default .build/hil, git-ignored)
 #   HIL_SHARED          the shared data folder (default ../shared next to the repository)
 #   HIL_SCENARIOS       comma-separated scenario names (default: all)
-#   HIL_TIMEOUT         hard limit for the VM in seconds (default 900)
+#   HIL_TIMEOUT         hard limit for the VM in seconds (default 1200: the full set must end in 20 min)
 #   HIL_VERBOSE=1       show the VM console while it runs (it is always in $HIL_CACHE/console.log)
 #   HIL_MEM             VM memory in MiB (default 3072)
 # Exit status: 0 when every scenario passed, 1 otherwise (also when the VM did not finish).
@@ -27,7 +27,7 @@ SHARED=$(cd "$SHARED" 2>/dev/null && pwd -P || echo "$SHARED")
 SCENARIOS=${HIL_SCENARIOS:-all}
 [ "${1:-}" = --fast ] && SCENARIOS=fast
 [ "$SCENARIOS" = fast ] && SCENARIOS=udev,discovery,capture,idle-cpu,face-enrol,face-same,pam,busy,hotplug
-TIMEOUT=${HIL_TIMEOUT:-900}
+TIMEOUT=${HIL_TIMEOUT:-1200}
 MEM=${HIL_MEM:-3072}
 T0=$(date +%s.%N)
 say() { echo "hil: $*" >&2; }
