@@ -18,6 +18,8 @@ public struct FaceObservation: Sendable {
     public var detected: Bool
     /// Straight borders around the face (ReplayCue), when the session asked for them.
     public var borderMask: Int?
+    /// Re-capture features of the face region (RecaptureFeatures), measured with the borders.
+    public var recapture: [Double]?
     /// Several faces, one of which dominates (FaceDominance): `box` is that face and the frame is
     /// usable; `multiple_faces` stays in the feedback.
     public var dominates = true
@@ -170,7 +172,10 @@ public final class FacePipeline: Sendable {
         observation.measures = measures
         observation.quality = FaceQuality.assess(box: box, pose: pose, measures: measures, frameWidth: frame.width,
                                                  frameHeight: frame.height, target: tracker.target)
-        if tracker.measureBorders { observation.borderMask = ReplayCue.borderSides(image, box: box) }
+        if tracker.measureBorders {
+            observation.borderMask = ReplayCue.borderSides(image, box: box)
+            observation.recapture = RecaptureFeatures.measure(image, box: box)
+        }
         return observation
     }
 

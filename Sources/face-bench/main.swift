@@ -8,6 +8,8 @@
 //              EyeState.openness ROC on CEW eye crops (EAR needs a whole face)
 //   poses CLIP yaw, pitch, roll and EAR of every frame of ../shared/data/video/CLIP (challenge steps)
 //   challenge  how often a replay of each clip passes random 2-move challenges (--trace: one run)
+//   recapture  face-region re-capture features (moire, high frequencies, saturation, glare) on the
+//              live and replayed clips and LFW stills: can a replay with no borders be told apart?
 // Run from the repository root after `swift build -c release`:  .build/release/biometricd-face-bench lfw
 import BiometricCamera
 import BiometricFace
@@ -573,6 +575,117 @@ func runPoses(_ clip: String) {
     }
 }
 
+// MARK: - Re-capture features (a replay with no borders in view)
+
+/// The face-region features of `cvis_face_recapture_features` on every face frame of a clip.
+func recaptureFeatures(_ frames: [Frame], models: FaceModels, tracker: FaceTracker = FaceTracker()) -> [[Double]] {
+    var out: [[Double]] = []
+    for f in frames {
+        guard let bgr = f.bgr, let o = try? models.withEngine({ try FacePipeline.analyze(f, tracker: tracker, engine: $0) }),
+              let box = o.box else { continue }
+        let image = ImageRef(pixels: UnsafePointer(bgr.pointer), width: f.width, height: f.height, channels: 3)
+        guard let v = RecaptureFeatures.measure(image, box: box) else { continue }
+        out.append(v + [box.width])
+    }
+    return out
+}
+
+func runRecapture() {
+    let models = loadModels()
+    let names = RecaptureFeatures.names
+    let live = recaptureFeatures(videoFrames(shared + "/video/tran_live/video.mp4").frames, models: models)
+    let replay = recaptureFeatures(videoFrames(shared + "/video/tran_replay_screen/video.mp4").frames, models: models)
+    let blinkFrames = videoFrames(shared + "/video/grid_face_blink_a/video.mp4").frames
+    let blinkClip = recaptureFeatures(blinkFrames, models: models)
+    // The same live clip enlarged 2x (bilinear), as the hardware-in-the-loop rig shows it to the
+    // daemon: a live face from a soft, low-resolution camera.
+    let enlarged: [Frame] = blinkFrames.map { f in
+        let w = f.width * 2, h = f.height * 2
+        let pool = PixelBufferPool(limit: 0)
+        let bgr = pool.buffer(count: w * h * 3), grey = pool.buffer(count: w * h)
+        for y in 0..<h { for x in 0..<w {
+            let sx = min(Double(f.width - 1), max(0, (Double(x) + 0.5) / 2 - 0.5)), sy = min(Double(f.height - 1), max(0, (Double(y) + 0.5) / 2 - 0.5))
+            let x0 = Int(sx), y0 = Int(sy), x1 = min(f.width - 1, x0 + 1), y1 = min(f.height - 1, y0 + 1)
+            let ax = sx - Double(x0), ay = sy - Double(y0)
+            for c in 0..<3 {
+                func p(_ xx: Int, _ yy: Int) -> Double { Double(f.bgr!.pointer[(yy * f.width + xx) * 3 + c]) }
+                let v = (p(x0, y0) * (1 - ax) + p(x1, y0) * ax) * (1 - ay) + (p(x0, y1) * (1 - ax) + p(x1, y1) * ax) * ay
+                bgr.pointer[(y * w + x) * 3 + c] = UInt8(max(0, min(255, v.rounded())))
+            }
+            let i = (y * w + x) * 3
+            let b = Double(bgr.pointer[i]), g = Double(bgr.pointer[i + 1]), r = Double(bgr.pointer[i + 2])
+            let luma: Double = 0.114 * b + 0.587 * g + 0.299 * r
+            grey.pointer[y * w + x] = UInt8(luma.rounded())
+        } }
+        return Frame(width: w, height: h, grey: grey, bgr: bgr, timestampNs: f.timestampNs, sequence: f.sequence, isInfrared: false)
+    }
+    let blink2x = recaptureFeatures(enlarged, models: models)
+    print("# live blink clip enlarged 2x: face p50 \(fmt(blink2x.map { $0[4] }.sorted()[blink2x.count / 2], 0)) px, hf_share p50 \(fmt(blink2x.map { $0[1] }.sorted()[blink2x.count / 2], 4)), frames >= \(Int(RecaptureCue.minimumFaceWidth)) px: \(blink2x.filter { $0[4] >= RecaptureCue.minimumFaceWidth }.count)/\(blink2x.count)")
+    // LFW stills: first-generation photos, as a live camera would see a face (not re-captured).
+    let people = (try? FileManager.default.contentsOfDirectory(atPath: shared + "/faces/lfw/images"))?.sorted() ?? []
+    var stills: [Frame] = []
+    for person in people.prefix(300) {
+        let dir = shared + "/faces/lfw/images/" + person
+        if let first = (try? FileManager.default.contentsOfDirectory(atPath: dir))?.sorted().first,
+           let f = try? Frame(contentsOfFile: dir + "/" + first) { stills.append(f) }
+    }
+    var lfw: [[Double]] = []
+    for f in stills { lfw += recaptureFeatures([f], models: models) }
+    func pct(_ v: [Double], _ p: Double) -> Double { v.isEmpty ? .nan : v.sorted()[min(v.count - 1, Int(Double(v.count - 1) * p))] }
+    /// Median of each 2 s window (60 frames at 30 fps, step 10): what a session would judge.
+    func windows(_ v: [Double]) -> [Double] {
+        stride(from: 0, to: max(0, v.count - 59), by: 10).map { pct(Array(v[$0..<($0 + 60)]), 0.5) }
+    }
+    print("# re-capture features in the face box (frames: live \(live.count), replay \(replay.count), blink clip \(blinkClip.count), LFW stills \(lfw.count))")
+    print("# face width px: live p50 \(fmt(pct(live.map { $0[4] }, 0.5), 0)), replay \(fmt(pct(replay.map { $0[4] }, 0.5), 0)), blink clip \(fmt(pct(blinkClip.map { $0[4] }, 0.5), 0)), LFW \(fmt(pct(lfw.map { $0[4] }, 0.5), 0))")
+    // The cue as the daemon runs it (RecaptureCue): median hf_share of the last 60 frames whose
+    // face is at least minimumFaceWidth wide, judged once 45 such frames were seen.
+    func cueWindows(_ v: [[Double]]) -> [Double] {
+        let usable = v.filter { $0[4] >= RecaptureCue.minimumFaceWidth }.map { $0[1] }
+        return stride(from: 0, to: max(0, usable.count - 44), by: 10).map { pct(Array(usable[$0..<min(usable.count, $0 + 60)]), 0.5) }
+    }
+    let lw = cueWindows(live), rw = cueWindows(replay), bw = cueWindows(blinkClip), sw = lfw.filter { $0[4] >= RecaptureCue.minimumFaceWidth }
+    print("# cue windows (faces >= \(Int(RecaptureCue.minimumFaceWidth)) px): live \(lw.count), replay \(rw.count), blink clip \(bw.count); LFW stills with such faces: \(sw.count)")
+    // Face size is a confound (the replay's face is smaller): compare frames of equal size.
+    for band in [(160.0, 200.0), (200.0, 240.0), (240.0, 300.0)] {
+        let l = live.filter { $0[4] >= band.0 && $0[4] < band.1 }.map { $0[1] }
+        let r = replay.filter { $0[4] >= band.0 && $0[4] < band.1 }.map { $0[1] }
+        print("# faces \(Int(band.0))-\(Int(band.1)) px: live \(l.count) frames hf_share p50 \(fmt(pct(l, 0.5), 4)), replay \(r.count) frames p50 \(fmt(pct(r, 0.5), 4))")
+    }
+    if arguments.contains("--verbose") {
+        print("# replay frames: width hf_share: " + replay.prefix(120).map { "\(Int($0[4])):\(fmt($0[1], 4))" }.joined(separator: " "))
+    }
+    print("# threshold  live windows refused  replay windows caught")
+    for t in [0.0002, 0.0003, 0.0004, 0.0005, 0.0006, 0.0008] {
+        let fr = lw.filter { $0 < t }.count + bw.filter { $0 < t }.count
+        print("  \(String(format: "%.4f", t))\(t == RecaptureCue.threshold ? " (shipped)" : "")  \(fr)/\(lw.count + bw.count)  \(rw.filter { $0 < t }.count)/\(rw.count) (\(fmt(Double(rw.filter { $0 < t }.count) / Double(max(1, rw.count)) * 100, 1)) %)")
+    }
+    // Cost per frame (the cue runs on every liveness frame).
+    if let f = videoFrames(shared + "/video/tran_live/video.mp4").frames.first, let bgr = f.bgr,
+       let o = try? models.withEngine({ try FacePipeline.analyze(f, tracker: FaceTracker(), engine: $0) }), let box = o.box {
+        let image = ImageRef(pixels: UnsafePointer(bgr.pointer), width: f.width, height: f.height, channels: 3)
+        let t0 = now()
+        for _ in 0..<500 { _ = RecaptureFeatures.measure(image, box: box) }
+        let t1 = now()
+        for _ in 0..<200 { _ = ReplayCue.borderSides(image, box: box) }
+        print("# cost per frame: recapture features \(fmt((t1 - t0) / 500 * 1000, 3)) ms; border cue (baseline, same run) \(fmt((now() - t1) / 200 * 1000, 3)) ms")
+    }
+    for (k, name) in names.enumerated() {
+        let l = live.map { $0[k] }, r = replay.map { $0[k] }, b = blinkClip.map { $0[k] }, s = lfw.map { $0[k] }
+        var wins = 0.0
+        for a in r { for c in l { wins += a > c ? 1 : (a == c ? 0.5 : 0) } }
+        let auc = wins / Double(max(1, l.count * r.count))
+        let lw = windows(l), rw = windows(r), bw = windows(b)
+        // Replay above every live value (clips and stills): zero false refusals on what we have.
+        let above = max(l.max() ?? 0, s.max() ?? 0, b.max() ?? 0)
+        let below = min(l.min() ?? 0, s.min() ?? 0, b.min() ?? 0)
+        let caughtHigh = Double(rw.filter { $0 > (max(lw.max() ?? 0, bw.max() ?? 0)) }.count) / Double(max(1, rw.count))
+        let caughtLow = Double(rw.filter { $0 < (min(lw.min() ?? 0, bw.min() ?? 0)) }.count) / Double(max(1, rw.count))
+        print("\(name): live p5/p50/p95 \(fmt(pct(l, 0.05), 4))/\(fmt(pct(l, 0.5), 4))/\(fmt(pct(l, 0.95), 4)); replay \(fmt(pct(r, 0.05), 4))/\(fmt(pct(r, 0.5), 4))/\(fmt(pct(r, 0.95), 4)); blink clip p50 \(fmt(pct(b, 0.5), 4)); LFW p5/p50/p95 \(fmt(pct(s, 0.05), 4))/\(fmt(pct(s, 0.5), 4))/\(fmt(pct(s, 0.95), 4))")
+        print("  frame AUC replay>live \(fmt(auc, 4)); 2 s window medians: live \(fmt(lw.min() ?? .nan, 4))..\(fmt(lw.max() ?? .nan, 4)), replay \(fmt(rw.min() ?? .nan, 4))..\(fmt(rw.max() ?? .nan, 4)); replay windows beyond every live window: above \(fmt(caughtHigh * 100, 1)) %, below \(fmt(caughtLow * 100, 1)) %; frame range of live+stills \(fmt(below, 4))..\(fmt(above, 4))")
+    }
+}
+
 // MARK: - Challenge-response on real clips
 
 /// Poses (nil: no face) and landmarks of every frame, tracked in order as a session would.
@@ -643,6 +756,7 @@ func runChallenge() {
 
 switch arguments.first {
 case "challenge": runChallenge()
+case "recapture": runRecapture()
 case "poses": runPoses(arguments.count > 1 ? arguments[1] : "tran_live")
 case "blink": runBlink()
 case "spoof": runSpoof()
@@ -661,6 +775,6 @@ case "lfw-views":
 case "stages": runStages()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES]")
+    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture")
     exit(2)
 }

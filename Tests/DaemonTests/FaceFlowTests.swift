@@ -416,4 +416,70 @@ final class FaceFlowTests: XCTestCase {
                                  "a root daemon refuses the test hook")
         }
     }
+
+    // MARK: A replay with no border in view
+
+    /// Frames `range` of a clip cropped to `rect` (x, y, width, height), as PNGs in a new folder.
+    func cropped(_ clip: String, _ range: ClosedRange<Int>, to rect: (Int, Int, Int, Int)) throws -> String {
+        let dir = try folder()
+        var status = CVIS_OK
+        let video = try XCTUnwrap(cvis_video_open(sharedData + "/video/\(clip)/video.mp4", &status))
+        defer { cvis_video_close(video) }
+        var index = 0
+        var image: OpaquePointer?
+        while cvis_video_next(video, &image) == CVIS_OK, let f = image, index <= range.upperBound {
+            defer { index += 1 }
+            guard range.contains(index) else { continue }
+            let w = Int(cvis_image_width(f)), h = Int(cvis_image_height(f))
+            var bgr = [UInt8](repeating: 0, count: w * h * 3), grey = [UInt8](repeating: 0, count: w * h)
+            _ = cvis_image_copy(f, &grey, &bgr)
+            let (x0, y0) = (max(0, rect.0), max(0, rect.1))
+            let (cw, ch) = (min(w - x0, rect.2), min(h - y0, rect.3))
+            var crop = [UInt8](repeating: 0, count: cw * ch * 3)
+            for y in 0..<ch {
+                crop.replaceSubrange(y * cw * 3..<(y + 1) * cw * 3, with: bgr[((y0 + y) * w + x0) * 3..<((y0 + y) * w + x0 + cw) * 3])
+            }
+            var out: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            XCTAssertEqual(cvis_encode_png(crop, Int32(cw), Int32(ch), 3, &out, &length), CVIS_OK)
+            try Data(bytes: try XCTUnwrap(out), count: length).write(to: URL(fileURLWithPath: String(format: "%@/f%04d.png", dir, index)))
+            cvis_free(out)
+        }
+        return dir
+    }
+
+    /// Both clips cropped to their face (1.25x a face box, so no screen edge is in view): the border
+    /// cue has nothing to see; the re-capture cue refuses the replay and lets the live face pass.
+    func testACroppedScreenReplayIsRefusedAndTheCroppedLiveClipIsNot() throws {
+        let live = sharedData + "/video/tran_live/video.mp4", replay = sharedData + "/video/tran_replay_screen/video.mp4"
+        let daemon = try startDaemon(["replay:\(live)?fps=30&loop=true"])
+        let client = try daemon.client()
+        func faceRect(_ path: String, at index: Int) throws -> (Int, Int, Int, Int) {
+            let frame = try cropped(path, index...index, to: (0, 0, 10_000, 10_000))
+            let png = try Data(contentsOf: URL(fileURLWithPath: String(format: "%@/f%04d.png", frame, index))).base64EncodedString()
+            let r: FaceExtractResult = try client.call(Method.faceExtract, FaceExtractParams(image: png))
+            let cx = r.box.x + r.box.width / 2, cy = r.box.y + r.box.height / 2, side = Int(Double(max(r.box.width, r.box.height)) * 1.25)
+            return (cx - side / 2, cy - side / 2, side, side)
+        }
+        let liveDir = try cropped("tran_live", 0...299, to: try faceRect("tran_live", at: 0))
+        // From frame 200 the replayed face is at its usual size (180-240 px). In its first seconds
+        // (147-153 px) the cue's level sits at its threshold and does not decide (Docs/face.md).
+        let replayDir = try cropped("tran_replay_screen", 200...499, to: try faceRect("tran_replay_screen", at: 200))
+        _ = (live, replay)
+        let d2 = try startDaemon(["replay:\(live)?fps=30&loop=true", "replay:\(liveDir)?fps=30&loop=true", "replay:\(replayDir)?fps=30&loop=true"])
+        let c2 = try d2.client()
+        let _: FaceEnrollResult = try c2.call(Method.faceEnroll, FaceEnrollParams(
+            user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20))
+        let passed: FaceVerifyResult = try c2.call(Method.faceVerify, FaceVerifyParams(
+            user: "tran", camera: "replay1", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
+        XCTAssertTrue(passed.match)
+        XCTAssertEqual(passed.liveness, "live")
+        var answered: FaceVerifyResult?
+        let refused = rpcError {
+            answered = try c2.call(Method.faceVerify, FaceVerifyParams(
+                user: "tran", camera: "replay2", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
+        }
+        XCTAssertEqual(refused?.reason, "spoof_detected", "\(String(describing: refused)) \(String(describing: answered)) \(d2.log.suffix(1500))")
+        XCTAssertEqual(refused?.data?["cue"], "recapture", "the re-capture cue, not the border cue: \(String(describing: refused))")
+    }
 }

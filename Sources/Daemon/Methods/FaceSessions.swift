@@ -122,6 +122,7 @@ extension Daemon {
                 let tracker = FaceTracker()
                 tracker.measureBorders = s.liveness
                 var replayCue = ReplayCue()
+                var recaptureCue = RecaptureCue()
                 var liveness = BlinkLiveness(livenessThreshold: s.livenessThreshold)
                 let newChallenge = { s.challenge.map { ChallengeLiveness(sequence: $0, stepTimeoutMs: s.challengeStepTimeoutMs) } }
                 var challenge = newChallenge()
@@ -139,6 +140,7 @@ extension Daemon {
                         liveness = BlinkLiveness(livenessThreshold: s.livenessThreshold)
                         challenge = newChallenge()
                         replayCue = ReplayCue()
+                        recaptureCue = RecaptureCue()
                         blinkPhaseStart = nil
                         outcome = FaceAuthOutcome()
                         outcome.liveness = "spoof"
@@ -168,6 +170,19 @@ extension Daemon {
                             if liveness.phase != .keepStill, blinkPhaseStart == nil { blinkPhaseStart = now }
                         }
                         outcome.livenessScore = Self.livenessScore(liveness, challenge)
+                        if let features = observation.recapture, let box = observation.box {
+                            recaptureCue.observe(features: features, faceWidth: box.width)
+                        }
+                        if recaptureCue.isSpoof {
+                            outcome.spoofAttempt = true
+                            throw RPCError.app(.spoofDetected, "the face looks re-captured from a screen (its fine detail is gone)",
+                                               hint: "present your real face to the camera",
+                                               details: ["liveness_score": .int(Int64(min(outcome.livenessScore, 20))), "spoof_attempt": true,
+                                                         "cue": "recapture",
+                                                         "high_frequency_share": .double(((recaptureCue.level ?? 0) * 1e5).rounded() / 1e5)])
+                        }
+                        // A face big enough for the re-capture cue is judged by it before it may pass.
+                        if live, recaptureCue.level == nil, (observation.box?.width ?? 0) >= RecaptureCue.minimumFaceWidth { live = false }
                         if let mask = observation.borderMask { replayCue.observe(borderMask: mask) }
                         if replayCue.isSpoof {
                             outcome.spoofAttempt = true
@@ -202,7 +217,7 @@ extension Daemon {
                             outcome.liveness = "live"
                             return outcome
                         }
-                        if let start = blinkPhaseStart, !live, now > start,
+                        if let start = blinkPhaseStart, liveness.phase != .done, now > start,
                            now - start > UInt64(s.blinkTimeoutMs) * 1_000_000 {
                             var details: [String: JSONValue] = ["liveness_score": .int(Int64(liveness.score))]
                             var hint = "blink once, naturally, while looking at the camera"
