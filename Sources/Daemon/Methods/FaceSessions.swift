@@ -156,12 +156,9 @@ extension Daemon {
                             let state = c.observe(observation.pose, at: now)
                             challenge = c
                             if case .failed(let why) = state {
-                                outcome.spoofAttempt = true
-                                throw RPCError.app(.spoofDetected, "the head moves asked for were not made: \(why)",
-                                                   hint: "follow the moves shown (a recording cannot)",
-                                                   details: ["liveness_score": .int(Int64(Self.livenessScore(liveness, challenge))),
-                                                             "spoof_attempt": true, "cue": "challenge",
-                                                             "steps_done": .int(Int64(c.completed))])
+                                throw Self.spoof("the head moves asked for were not made: \(why)", cue: "challenge",
+                                                 score: Self.livenessScore(liveness, challenge), hint: "follow the moves shown (a recording cannot)",
+                                                 ["steps_done": .int(Int64(c.completed))])
                             }
                             live = blinked && state == .passed
                             if state == .passed, blinkPhaseStart == nil { blinkPhaseStart = now }
@@ -174,23 +171,17 @@ extension Daemon {
                             recaptureCue.observe(features: features, faceWidth: box.width)
                         }
                         if recaptureCue.isSpoof {
-                            outcome.spoofAttempt = true
-                            throw RPCError.app(.spoofDetected, "the face looks re-captured from a screen (its fine detail is gone)",
-                                               hint: "present your real face to the camera",
-                                               details: ["liveness_score": .int(Int64(min(outcome.livenessScore, 20))), "spoof_attempt": true,
-                                                         "cue": "recapture",
-                                                         "high_frequency_share": .double(((recaptureCue.level ?? 0) * 1e5).rounded() / 1e5)])
+                            throw Self.spoof("the face looks re-captured from a screen (its fine detail is gone)", cue: "recapture",
+                                             score: outcome.livenessScore,
+                                             ["high_frequency_share": .double(((recaptureCue.level ?? 0) * 1e5).rounded() / 1e5)])
                         }
                         // A face big enough for the re-capture cue is judged by it before it may pass.
                         if live, recaptureCue.level == nil, (observation.box?.width ?? 0) >= RecaptureCue.minimumFaceWidth { live = false }
                         if let mask = observation.borderMask { replayCue.observe(borderMask: mask) }
                         if replayCue.isSpoof {
-                            outcome.spoofAttempt = true
-                            throw RPCError.app(.spoofDetected, "the face is shown on a screen or a print (it sits inside straight borders)",
-                                               hint: "present your real face to the camera",
-                                               details: ["liveness_score": .int(Int64(min(outcome.livenessScore, 20))), "spoof_attempt": true,
-                                                         "cue": "border",
-                                                         "framed_fraction": .double((replayCue.framedFraction * 100).rounded() / 100)])
+                            throw Self.spoof("the face is shown on a screen or a print (it sits inside straight borders)", cue: "border",
+                                             score: outcome.livenessScore,
+                                             ["framed_fraction": .double((replayCue.framedFraction * 100).rounded() / 100)])
                         }
                     }
                     var extraction: String?
@@ -243,6 +234,16 @@ extension Daemon {
                 }
             }
         }
+    }
+
+    /// spoof_detected (3004) for the cue that fired: `data.cue`, the liveness score capped at 20.
+    static func spoof(_ message: String, cue: String, score: Int, hint: String = "present your real face to the camera",
+                      _ details: [String: JSONValue]) -> RPCError {
+        var all = details
+        all["liveness_score"] = .int(Int64(min(score, 20)))
+        all["spoof_attempt"] = true
+        all["cue"] = .string(cue)
+        return RPCError.app(.spoofDetected, message, hint: hint, details: all)
     }
 
     /// `liveness_score` 0–100. Blink mode: 50 once the face held still, 75 with the eyes seen
