@@ -482,4 +482,35 @@ final class FaceFlowTests: XCTestCase {
         XCTAssertEqual(refused?.reason, "spoof_detected", "\(String(describing: refused)) \(String(describing: answered)) \(d2.log.suffix(1500))")
         XCTAssertEqual(refused?.data?["cue"], "recapture", "the re-capture cue, not the border cue: \(String(describing: refused))")
     }
+
+    /// Keep-still, the blink and the match must come from one tracked face: when the face the
+    /// session follows is replaced by one elsewhere in the frame (as when a second person steps
+    /// in), liveness starts again. Two crops of the live clip's still seconds, the face 150 px
+    /// apart (no borders, so no cue ends the call first).
+    func testLivenessStartsAgainWhenTheTrackedFaceIsReplaced() throws {
+        let upper = try cropped("tran_live", 0...58, to: (0, 0, 368, 460))
+        let lower = try cropped("tran_live", 0...58, to: (0, 150, 368, 460))
+        let dir = try folder()
+        for (tag, source) in [("a", upper), ("b", lower)] {
+            for i in 0...58 {
+                try FileManager.default.createSymbolicLink(atPath: String(format: "%@/%@%04d.png", dir, tag, i),
+                                                           withDestinationPath: String(format: "%@/f%04d.png", source, i))
+            }
+        }
+        let daemon = try startDaemon(["replay:\(sharedData)/video/tran_live/video.mp4?fps=30&loop=true", "replay:\(dir)?fps=15&loop=true"])
+        let client = try daemon.client()
+        let _: FaceEnrollResult = try client.call(Method.faceEnroll, FaceEnrollParams(
+            user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20))
+        var actions: [String] = []
+        let error = rpcError {
+            let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
+                user: "tran", camera: "replay1", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 30000, timeoutMs: 9000),
+                onEvent: { e in
+                    if let a = e["liveness_action"]?.stringValue, a != actions.last { actions.append(a) }
+                })
+        }
+        XCTAssertEqual(error?.reason, "timeout", "these seconds hold no blink: \(String(describing: error))")
+        let firstBlink = try XCTUnwrap(actions.firstIndex(of: "blink"), "keep-still passed on the first face: \(actions)")
+        XCTAssertTrue(actions[(firstBlink + 1)...].contains("keep_still"), "the replaced face started liveness again: \(actions)")
+    }
 }
