@@ -135,7 +135,19 @@ public final class FacePipeline: Sendable {
         }
         if let fitBox = box {
             let fitted = try engine.landmarks(image, box: fitBox)
-            if let last = tracker.last, !plausible(fitted, previous: last, width: frame.width, height: frame.height) {
+            // Eyes closing on a tracked (not detected) frame: confirm with the detector that the
+            // face is still in the box. Landmarks fitted to whatever stays in a stale box (the face
+            // moved away) can close and open "eyes" — a false blink.
+            var confirmed = true
+            if !redetect, let last = tracker.last, fitted.eyeAspectRatio < 0.85 * last.eyeAspectRatio {
+                let detections = try engine.detect(image, minSize: max(24, min(frame.width, frame.height) / 12))
+                confirmed = detections.contains { overlap($0.box, fitBox) > 0.3 }
+            }
+            if !confirmed {
+                tracker.sinceDetection = tracker.redetectEvery
+                tracker.box = nil
+                box = nil
+            } else if let last = tracker.last, !plausible(fitted, previous: last, width: frame.width, height: frame.height) {
                 // Lost: detect again on the next frame.
                 tracker.sinceDetection = tracker.redetectEvery
                 tracker.box = nil

@@ -488,8 +488,18 @@ final class FaceFlowTests: XCTestCase {
     /// in), liveness starts again. Two crops of the live clip's still seconds, the face 150 px
     /// apart (no borders, so no cue ends the call first).
     func testLivenessStartsAgainWhenTheTrackedFaceIsReplaced() throws {
-        let upper = try cropped("tran_live", 0...58, to: (0, 0, 368, 460))
-        let lower = try cropped("tran_live", 0...58, to: (0, 150, 368, 460))
+        try replacedFace(offsets: (0, 150), height: 460)
+    }
+
+    /// The same, with the second crop cutting the face at the top: landmarks fitted to whatever
+    /// stays in the old box must not close and open "eyes" into a blink.
+    func testAFaceThatJumpsAwayGivesNoBlink() throws {
+        try replacedFace(offsets: (100, 260), height: 400)
+    }
+
+    func replacedFace(offsets: (Int, Int), height: Int) throws {
+        let upper = try cropped("tran_live", 0...58, to: (0, offsets.0, 368, height))
+        let lower = try cropped("tran_live", 0...58, to: (0, offsets.1, 368, height))
         let dir = try folder()
         for (tag, source) in [("a", upper), ("b", lower)] {
             for i in 0...58 {
