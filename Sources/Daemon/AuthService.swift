@@ -140,7 +140,7 @@ final class AuthService: Sendable {
 
     func status(user: String) throws -> AuthStatusResult {
         guard try store.user(named: user) != nil else {
-            throw RPCError.app(.notFound, "user '\(user)' is not enrolled", details: ["user": .string(user)])
+            throw RPCError.userNotEnrolled(user)
         }
         let lock = try store.lockout(user: user)
         let pin = try store.pin(user: user)

@@ -51,8 +51,8 @@ public final class Daemon: Sendable {
             throw StartupError(description: "state folder \(configuration.stateDirectory): \(error)")
         }
         auth = AuthService(store: store, configuration: configuration, logger: logger)
-        if configuration.testHoldRepliesMs > 0 && !configuration.isProductionInstance {
-            logger.warning("test hook on: auth replies are held \(configuration.testHoldRepliesMs) ms after their outcome is stored")
+        if !configuration.testHooks.isEmpty && !configuration.isProductionInstance {
+            logger.warning("test hooks on (never in production): \(configuration.testHooks.joined(separator: ", "))")
         }
         models = ModelCatalog(folders: configuration.modelDirectories)
         face = FaceService(catalog: models, threads: configuration.analysisThreads, logger: logger)

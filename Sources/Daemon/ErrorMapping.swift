@@ -20,6 +20,11 @@ extension RPCError {
         }
     }
 
+    /// not_found (1002) for a user name with no record.
+    static func userNotEnrolled(_ user: String) -> RPCError {
+        .app(.notFound, "user '\(user)' is not enrolled", details: ["user": .string(user)])
+    }
+
     static func from(camera error: CameraError) -> RPCError {
         switch error {
         case .notFound(let id):

@@ -19,12 +19,12 @@ public struct FaceObservation: Sendable {
     /// Straight borders around the face (ReplayCue), when the session asked for them.
     public var borderMask: Int?
     /// Re-capture features of the face region (RecaptureFeatures), measured with the borders.
-    public var recapture: [Double]?
+    public var recapture: RecaptureFeatures?
     /// Several faces, one of which dominates (FaceDominance): `box` is that face and the frame is
     /// usable; `multiple_faces` stays in the feedback.
     public var dominates = true
-    /// Tracking started anew on a face after following another (or losing one): liveness steps
-    /// seen so far belong to a face that may not be this one, so a session starts them again.
+    /// Tracking started anew on a face elsewhere, or of another size, than the one followed
+    /// before: liveness steps seen so far belong to another face, so a session starts them again.
     public var trackRestarted = false
 
     /// One face to work on: the only one, or the dominant one.
@@ -104,7 +104,7 @@ public final class FacePipeline: Sendable {
         var box: FaceBox?
         let redetect = tracker.sinceDetection >= tracker.redetectEvery || tracker.last == nil
         if redetect {
-            let detections = try engine.detect(image, minSize: max(24, min(frame.width, frame.height) / 12))
+            let detections = try detect(image, frame, engine)
             tracker.faceCount = detections.count
             tracker.sinceDetection = 0
             observation.detected = true
@@ -140,8 +140,7 @@ public final class FacePipeline: Sendable {
             // moved away) can close and open "eyes" — a false blink.
             var confirmed = true
             if !redetect, let last = tracker.last, fitted.eyeAspectRatio < 0.85 * last.eyeAspectRatio {
-                let detections = try engine.detect(image, minSize: max(24, min(frame.width, frame.height) / 12))
-                confirmed = detections.contains { overlap($0.box, fitBox) > 0.3 }
+                confirmed = try detect(image, frame, engine).contains { overlap($0.box, fitBox) > 0.3 }
             }
             if !confirmed {
                 tracker.sinceDetection = tracker.redetectEvery
@@ -202,6 +201,11 @@ public final class FacePipeline: Sendable {
         return try await run { engine in
             FaceTemplate(embedding: try engine.embed(Self.image(of: frame), landmarks: landmarks, views: views), quality: quality)
         }
+    }
+
+    /// Faces down to a twelfth of the frame's short side.
+    static func detect(_ image: ImageRef, _ frame: Frame, _ engine: FaceEngine) throws -> [FaceEngine.Detection] {
+        try engine.detect(image, minSize: max(24, min(frame.width, frame.height) / 12))
     }
 
     /// Two boxes of one face: centres within half a face width, sizes within 25 %.

@@ -1,16 +1,28 @@
 import CVision
 
 /// Re-capture features of the face region alone, for a replay held so close that no border is
-/// in view (`cvis_face_recapture_features`: moiré peak, high-frequency share, saturation, glare).
-/// Measured on the clips we have (Docs/face.md, `biometricd-face-bench recapture`).
-public enum RecaptureFeatures {
-    public static let names = ["moire", "hf_share", "saturation", "glare"]
+/// in view (`cvis_face_recapture_features`). Measured on the clips we have (Docs/face.md,
+/// `biometricd-face-bench recapture`); only `highFrequencyShare` is used in the decision.
+public struct RecaptureFeatures: Sendable, Equatable {
+    /// Strongest high-frequency spectral peak over its band's median (log10): display moiré.
+    public var moire: Double
+    /// Spectral energy above half the Nyquist frequency / all but DC: fine texture.
+    public var highFrequencyShare: Double
+    public var saturation: Double
+    /// Fraction of near-white pixels.
+    public var glare: Double
 
-    public static func measure(_ image: ImageRef, box: FaceBox) -> [Double]? {
-        var out = [Float](repeating: 0, count: Int(CVIS_RECAPTURE_FEATURES))
+    public static let names = ["moire", "hf_share", "saturation", "glare"]
+    public var values: [Double] { [moire, highFrequencyShare, saturation, glare] }
+
+    public static func measure(_ image: ImageRef, box: FaceBox) -> RecaptureFeatures? {
+        var out = (Float(0), Float(0), Float(0), Float(0))
         let b = cvis_face_box(x: Float(box.x), y: Float(box.y), width: Float(box.width), height: Float(box.height), score: 1)
-        guard cvis_face_recapture_features(image.view, b, &out) == CVIS_OK else { return nil }
-        return out.map(Double.init)
+        let status = withUnsafeMutableBytes(of: &out) { raw in
+            cvis_face_recapture_features(image.view, b, raw.baseAddress!.assumingMemoryBound(to: Float.self))
+        }
+        guard status == CVIS_OK else { return nil }
+        return RecaptureFeatures(moire: Double(out.0), highFrequencyShare: Double(out.1), saturation: Double(out.2), glare: Double(out.3))
     }
 }
 
@@ -32,9 +44,9 @@ public struct RecaptureCue: Sendable {
 
     public init() {}
 
-    public mutating func observe(features: [Double], faceWidth: Double) {
-        guard faceWidth >= Self.minimumFaceWidth, features.count > 1 else { return }
-        samples.append(features[1])
+    public mutating func observe(_ features: RecaptureFeatures, faceWidth: Double) {
+        guard faceWidth >= Self.minimumFaceWidth else { return }
+        samples.append(features.highFrequencyShare)
         if samples.count > Self.window { samples.removeFirst() }
     }
 

@@ -51,7 +51,7 @@ extension TemplateStore {
         try connection.withLock { db throws(StoreError) in
             var result: AuthPolicy?
             try db.query("SELECT policy, require_liveness FROM users WHERE name = ?", [.text(name)]) { row in
-                let names = (try? JSONDecoder().decode([String].self, from: Data((row.text(0) ?? "[]").utf8))) ?? []
+                let names = Self.factorNames(row.text(0))
                 result = AuthPolicy(factors: names.compactMap(Factor.init(rawValue:)), requireLiveness: row.int(1) != 0)
             }
             return result
@@ -61,7 +61,7 @@ extension TemplateStore {
     /// Sets the policy (creating the user when new).
     public func setPolicy(user name: String, _ policy: AuthPolicy) throws(StoreError) {
         let created = Self.timestamp()
-        let json = "[" + policy.factors.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]"
+        let json = String(decoding: (try? JSONEncoder().encode(policy.factors.map(\.rawValue))) ?? Data("[]".utf8), as: UTF8.self)
         try connection.withLock { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 let uuid = try Self.ensureUser(db, name: name, created: created)
@@ -253,6 +253,11 @@ extension TemplateStore {
                 return n
             }
         }
+    }
+
+    /// The `users.policy` column: a JSON array of factor names (unreadable: none).
+    static func factorNames(_ json: String?) -> [String] {
+        (try? JSONDecoder().decode([String].self, from: Data((json ?? "[]").utf8))) ?? []
     }
 
     static func keyAssociatedData(user: String, handle: String) -> Data {

@@ -146,8 +146,7 @@ public final class TemplateStore: Sendable {
             FROM users u WHERE \(clause) ORDER BY u.name
             """
         try db.query(sql, binds) { row in
-            let policyJSON = row.text(4) ?? "[]"
-            let policy = (try? JSONDecoder().decode([String].self, from: Data(policyJSON.utf8))) ?? []
+            let policy = Self.factorNames(row.text(4))
             result.append(StoredUser(uuid: row.text(0) ?? "", name: row.text(1) ?? "", created: row.text(2) ?? "",
                                      faceTemplates: Int(row.int(5)), fingerTemplates: Int(row.int(6)),
                                      pinSet: row.int(3) != 0, policy: policy))

@@ -154,8 +154,9 @@ struct Auth: ParsableCommand {
             var result: AuthenticateResult = try options.live(Method.authAuthenticate, AuthenticateParams(
                 user: user, factors: factorList, camera: camera, timeoutMs: timeout))
             // The PIN comes second, only when asked for: the biometric factors ran without it.
-            if !result.ok, result.skipped.contains(where: { $0.reason == "no_pin_given" }) {
-                let pin = try SecretInput.read("Enter PIN: ")
+            // (With no terminal and nothing on standard input, there is no PIN to try.)
+            if !result.ok, result.skipped.contains(where: { $0.reason == "no_pin_given" }),
+               let pin = try? SecretInput.read("Enter PIN: ") {
                 let pinResult: AuthenticateResult = try options.connect().call(
                     Method.authAuthenticate, AuthenticateParams(user: user, factors: ["pin"], pin: pin, timeoutMs: timeout))
                 result = AuthenticateResult(ok: pinResult.ok, factor: pinResult.factor, user: user, score: nil,

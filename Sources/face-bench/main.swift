@@ -585,7 +585,7 @@ func recaptureFeatures(_ frames: [Frame], models: FaceModels, tracker: FaceTrack
               let box = o.box else { continue }
         let image = ImageRef(pixels: UnsafePointer(bgr.pointer), width: f.width, height: f.height, channels: 3)
         guard let v = RecaptureFeatures.measure(image, box: box) else { continue }
-        out.append(v + [box.width])
+        out.append(v.values + [box.width])
     }
     return out
 }

@@ -24,7 +24,7 @@ extension Daemon {
                 }
             }
             try await auth.setPIN(user: p.user, pin: p.pin)
-            return PINResult(ok: true, retriesLeft: auth.pinMaxRetries > 0 ? auth.pinMaxRetries : nil)
+            return PINResult(ok: true, retriesLeft: try store.pin(user: p.user)?.retriesLeft(maxRetries: auth.pinMaxRetries))
         }
         table.register(Method.pinVerify) { [self] (context, p: PINVerifyParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "verify the PIN of")
@@ -37,7 +37,7 @@ extension Daemon {
             do {
                 try store.resetPIN(user: p.user, removePIN: p.removePIN ?? false)
             } catch StoreError.notFound {
-                throw RPCError.app(.notFound, "user '\(p.user)' is not enrolled", details: ["user": .string(p.user)])
+                throw RPCError.userNotEnrolled(p.user)
             }
             logger.notice("PIN of '\(p.user)' reset by uid \(context.peer.uid)\(p.removePIN == true ? " (removed)" : "")")
             let pin = try store.pin(user: p.user)
@@ -47,7 +47,7 @@ extension Daemon {
         table.register(Method.authPolicyGet) { [self] (context, p: UserParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "read the policy of")
             guard let current = try store.policy(user: p.user) else {
-                throw RPCError.app(.notFound, "user '\(p.user)' is not enrolled", details: ["user": .string(p.user)])
+                throw RPCError.userNotEnrolled(p.user)
             }
             return Self.wire(current, user: p.user)
         }
@@ -151,7 +151,7 @@ extension Daemon {
     {
         let started = monotonicNanoseconds()
         guard let record = try store.user(named: user), let userPolicy = try store.policy(user: user) else {
-            throw RPCError.app(.notFound, "user '\(user)' is not enrolled", details: ["user": .string(user)])
+            throw RPCError.userNotEnrolled(user)
         }
         let (plan, notInPolicy) = userPolicy.plan(override: override)
         var tried: [FactorAttempt] = []

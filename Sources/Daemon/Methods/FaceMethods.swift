@@ -35,7 +35,7 @@ extension Daemon {
         table.register(Method.faceRemove) { [self] (context, p: FaceRemoveParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "remove the faces of")
             guard try store.user(named: p.user) != nil else {
-                throw RPCError.app(.notFound, "user '\(p.user)' is not enrolled", details: ["user": .string(p.user)])
+                throw RPCError.userNotEnrolled(p.user)
             }
             let n = try store.removeTemplates(user: p.user, modality: .face, id: p.templateID)
             face.invalidateGallery()
@@ -52,7 +52,7 @@ extension Daemon {
         table.register(Method.faceExport) { [self] (context, p: UserParams) in
             try policy.requireAdmin(context.peer, "face.export")
             guard try store.user(named: p.user) != nil else {
-                throw RPCError.app(.notFound, "user '\(p.user)' is not enrolled", details: ["user": .string(p.user)])
+                throw RPCError.userNotEnrolled(p.user)
             }
             let items = try store.payloads(user: p.user, modality: .face).map {
                 FaceExportResult.Item(id: $0.0.id, template: $0.1.base64EncodedString(), quality: Int($0.0.quality))

@@ -10,7 +10,6 @@ struct FaceAuthOutcome: Sendable {
     var matched = false
     var liveness = "not_checked"
     var livenessScore = 0
-    var spoofAttempt = false
     var goodFrames = 0
     var durationMs = 0
 }
@@ -71,7 +70,8 @@ extension Daemon {
         logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness) in \(outcome.durationMs) ms")
         return FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
                                 liveness: outcome.liveness, livenessScore: outcome.livenessScore,
-                                spoofAttempt: outcome.spoofAttempt, durationMs: outcome.durationMs)
+                                // A detected spoof ends the call with spoof_detected: a result never is one.
+                                spoofAttempt: false, durationMs: outcome.durationMs)
     }
 
     func faceIdentify(_ p: FaceIdentifyParams, _ context: CallContext) async throws -> FaceIdentifyResult {
@@ -135,8 +135,8 @@ extension Daemon {
                     let observation = try await pipeline.analyze(frame, tracker: tracker)
                     if observation.box != nil { sawFace = true }
                     if s.liveness && observation.trackRestarted {
-                        // Another face (or the same one found again): keep-still, blink and the
-                        // match must all come from one tracked face, so they start again.
+                        // Another face: keep-still, blink and the match must all come from one
+                        // tracked face, so they start again.
                         liveness = BlinkLiveness(livenessThreshold: s.livenessThreshold)
                         challenge = newChallenge()
                         replayCue = ReplayCue()
@@ -168,7 +168,7 @@ extension Daemon {
                         }
                         outcome.livenessScore = Self.livenessScore(liveness, challenge)
                         if let features = observation.recapture, let box = observation.box {
-                            recaptureCue.observe(features: features, faceWidth: box.width)
+                            recaptureCue.observe(features, faceWidth: box.width)
                         }
                         if recaptureCue.isSpoof {
                             throw Self.spoof("the face looks re-captured from a screen (its fine detail is gone)", cue: "recapture",

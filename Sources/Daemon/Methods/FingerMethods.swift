@@ -70,7 +70,7 @@ extension Daemon {
         table.register(Method.fingerRemove) { [self] (context, p: FingerRemoveParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "remove the fingers of")
             guard try store.user(named: p.user) != nil else {
-                throw RPCError.app(.notFound, "user '\(p.user)' is not enrolled", details: ["user": .string(p.user)])
+                throw RPCError.userNotEnrolled(p.user)
             }
             let n = try store.removeTemplates(user: p.user, modality: .finger, id: p.templateID)
             finger.invalidateGallery()

@@ -18,7 +18,7 @@ extension Daemon {
         table.register(Method.userGet) { [self] (context, params: UserParams) in
             try policy.requireSelfOrAdmin(context.peer, user: params.user, "read")
             guard let user = try store.user(named: params.user) else {
-                throw RPCError.app(.notFound, "user '\(params.user)' is not enrolled", details: ["user": .string(params.user)])
+                throw RPCError.userNotEnrolled(params.user)
             }
             return user.wire
         }
@@ -31,7 +31,7 @@ extension Daemon {
                 logger.notice("user '\(params.user)' deleted by uid \(context.peer.uid) (\(removed) templates)")
                 return DeleteResult(deleted: true, templatesRemoved: removed)
             } catch StoreError.notFound {
-                throw RPCError.app(.notFound, "user '\(params.user)' is not enrolled", details: ["user": .string(params.user)])
+                throw RPCError.userNotEnrolled(params.user)
             }
         }
     }
