@@ -72,9 +72,14 @@ public enum RPCCodec {
 
     /// Parses one line (without its "\n"). Invalid UTF-8 and malformed JSON are parse errors.
     public static func parse(line: Data) -> IncomingLine {
+        line.withUnsafeBytes { parse(bytes: $0) }
+    }
+
+    /// Parses one line straight from the receive buffer (no copy).
+    public static func parse(bytes: UnsafeRawBufferPointer) -> IncomingLine {
         let value: JSONValue
         do {
-            value = try JSONCoding.decoder.decode(JSONValue.self, from: line)
+            value = try JSONReader.read(bytes)
         } catch {
             return .single(.failure(FailedRequest(id: .null, error: .parse("not valid JSON (UTF-8, one value per line)"))))
         }
@@ -123,12 +128,6 @@ public enum RPCCodec {
 
     // MARK: Encoding (every output is one line ending in "\n")
 
-    private struct Success<R: Encodable>: Encodable {
-        let jsonrpc = "2.0"
-        let id: RequestID
-        let result: R
-    }
-
     private struct Failure: Encodable {
         let jsonrpc = "2.0"
         let id: RequestID
@@ -150,8 +149,21 @@ public enum RPCCodec {
         }
     }
 
+    /// `{"id":…,"jsonrpc":"2.0","result":…}`: the same bytes as JSONEncoder gives for the whole
+    /// envelope with sorted keys (tested), assembled so that only the result goes through it.
     public static func response<R: Encodable>(id: RequestID, result: R) throws -> Data {
-        line(try JSONCoding.encoder.encode(Success(id: id, result: result)))
+        let encoded = try JSONCoding.encoder.encode(result)
+        var out = Data(capacity: encoded.count + 48)
+        out.append(contentsOf: #"{"id":"#.utf8)
+        switch id {
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .string: out.append(try JSONCoding.encoder.encode(id))
+        }
+        out.append(contentsOf: #","jsonrpc":"2.0","result":"#.utf8)
+        out.append(encoded)
+        out.append(contentsOf: "}\n".utf8)
+        return out
     }
 
     public static func response(id: RequestID, error: RPCError) -> Data {

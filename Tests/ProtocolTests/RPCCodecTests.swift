@@ -73,6 +73,25 @@ final class RPCCodecTests: XCTestCase {
         XCTAssertEqual(line.last, UInt8(ascii: "\n"))
     }
 
+    func testResponsesAreTheBytesOfTheWholeEnvelope() throws {
+        struct Envelope<R: Encodable>: Encodable {
+            let jsonrpc = "2.0"
+            let id: RequestID
+            let result: R
+        }
+        struct Sample: Encodable {
+            var name = "a\"b/ç\u{1}"
+            var values: [Double] = [0.1, 1e-7, 3]
+            var nested: [String: JSONValue] = ["z": .null, "a": .bool(true)]
+        }
+        for id in [RequestID.int(0), .int(-42), .int(.max), .string(""), .string("x\"y\\z/é\u{7}"), .null] {
+            XCTAssertEqual(try RPCCodec.response(id: id, result: Sample()),
+                           try JSONCoding.encoder.encode(Envelope(id: id, result: Sample())) + Data("\n".utf8))
+            XCTAssertEqual(try RPCCodec.response(id: id, result: true),
+                           try JSONCoding.encoder.encode(Envelope(id: id, result: true)) + Data("\n".utf8))
+        }
+    }
+
     func testErrorCodesAreStable() {
         // SPEC §6: clients depend on these numbers.
         let expected: [ErrorReason: Int] = [
