@@ -30,21 +30,22 @@ final class ClientConnection: Sendable {
 
     // MARK: Input
 
-    func receive(_ line: Data) {
-        switch RPCCodec.parse(line: line) {
+    /// One parsed line. Called on the channel's event loop, in arrival order.
+    func receive(_ line: IncomingLine) {
+        switch line {
         case .single(.failure(let failed)):
             send(RPCCodec.response(id: failed.id, error: failed.error))
+        case .single(.success(let request)) where methods.isImmediate(request.method):
+            if let reply = runImmediately(request) { send(reply) }
         case .single(.success(let request)):
-            if let task = start(request) {
-                Task { if let reply = await task.value { self.send(reply) } }
-            }
+            start(request, sendingReply: true)
         case .batch(let items):
             var replies: [Task<Data?, Never>] = []
             var immediate: [Data] = []
             for item in items {
                 switch item {
                 case .failure(let failed): immediate.append(RPCCodec.response(id: failed.id, error: failed.error))
-                case .success(let request): if let task = start(request) { replies.append(task) }
+                case .success(let request): if let task = start(request, sendingReply: false) { replies.append(task) }
                 }
             }
             Task {
@@ -55,11 +56,17 @@ final class ClientConnection: Sendable {
         }
     }
 
-    /// Starts a call as its own task, registered under its id so that it can be canceled.
-    private func start(_ request: RPCRequest) -> Task<Data?, Never>? {
+    /// Starts a call as its own task, registered under its id so that it can be canceled. With
+    /// `sendingReply` the task sends its own reply (one task, one hop back to the event loop).
+    @discardableResult
+    private func start(_ request: RPCRequest, sendingReply: Bool) -> Task<Data?, Never>? {
         let context = CallContext(peer: peer, request: request.id, connection: self)
         guard let id = request.id, id != .null else {
-            return Task { await self.methods.dispatch(request, context) }
+            return Task {
+                let reply = await self.methods.dispatch(request, context)
+                if sendingReply, let reply { self.send(reply) }
+                return sendingReply ? nil : reply
+            }
         }
         let task: Task<Data?, Never>? = state.withLock { s in
             guard s.running[id] == nil, !s.closed else { return nil }
@@ -67,13 +74,33 @@ final class ClientConnection: Sendable {
             let task = Task {
                 let reply = await self.methods.dispatch(request, context)
                 self.finish(id)
-                return reply
+                if sendingReply, let reply { self.send(reply) }
+                return sendingReply ? nil : reply
             }
             s.running[id] = task
             return task
         }
         if let task { return task }
-        return Task { RPCCodec.response(id: id, error: .invalidRequest("id \(id) is already used by a running call")) }
+        let refused = RPCCodec.response(id: id, error: .invalidRequest("id \(id) is already used by a running call"))
+        if sendingReply {
+            send(refused)
+            return nil
+        }
+        return Task { refused }
+    }
+
+    /// An immediate method: same id rules as a task (a running call's id is refused; the id is
+    /// remembered as finished for a late session.cancel), answered in place.
+    private func runImmediately(_ request: RPCRequest) -> Data? {
+        let context = CallContext(peer: peer, request: request.id, connection: self)
+        guard let id = request.id, id != .null else { return methods.dispatchImmediately(request, context) }
+        let free = state.withLock { s in s.running[id] == nil && !s.closed }
+        guard free else {
+            return RPCCodec.response(id: id, error: .invalidRequest("id \(id) is already used by a running call"))
+        }
+        let reply = methods.dispatchImmediately(request, context)
+        finish(id)
+        return reply
     }
 
     private func finish(_ id: RequestID) {

@@ -18,7 +18,11 @@ public struct CallContext: Sendable {
 /// Method name → handler. Handlers get decoded, validated params.
 public struct MethodTable: Sendable {
     public typealias Handler = @Sendable (CallContext, JSONValue?) async throws -> any Encodable & Sendable
+    public typealias ImmediateHandler = @Sendable (CallContext, JSONValue?) throws -> any Encodable & Sendable
     private(set) var handlers: [String: Handler] = [:]
+    /// Methods that only read in-memory state: answered on the event loop as the line arrives,
+    /// with no task and no thread hop (the per-call floor of daemon.status).
+    private(set) var immediate: [String: ImmediateHandler] = [:]
 
     public init() {}
 
@@ -31,7 +35,32 @@ public struct MethodTable: Sendable {
         }
     }
 
+    /// Registers a method that never blocks or waits (no I/O, no locks held for long): it runs
+    /// on the connection's event loop.
+    public mutating func registerImmediate<P: RPCParams, R: Encodable & Sendable>(
+        _ name: String, _ body: @escaping @Sendable (CallContext, P) throws -> R
+    ) {
+        let run: ImmediateHandler = { context, params in try body(context, try P.decode(from: params)) }
+        immediate[name] = run
+        handlers[name] = { context, params in try run(context, params) }
+    }
+
     public var methods: [String] { handlers.keys.sorted() }
+
+    func isImmediate(_ method: String) -> Bool { immediate[method] != nil }
+
+    /// Runs an immediate method in place; its reply line (nil for a notification).
+    func dispatchImmediately(_ request: RPCRequest, _ context: CallContext) -> Data? {
+        guard let handler = immediate[request.method] else { return nil }
+        let outcome: Result<any Encodable & Sendable, RPCError>
+        do {
+            outcome = .success(try handler(context, request.params))
+        } catch {
+            outcome = .failure(.from(error))
+        }
+        guard let id = request.id else { return nil }
+        return Self.reply(id, outcome)
+    }
 
     /// Runs one request; returns its reply line (nil for notifications).
     func dispatch(_ request: RPCRequest, _ context: CallContext) async -> Data? {
@@ -46,6 +75,10 @@ public struct MethodTable: Sendable {
             outcome = .failure(.methodNotFound(request.method))
         }
         guard let id = request.id else { return nil }
+        return Self.reply(id, outcome)
+    }
+
+    private static func reply(_ id: RequestID, _ outcome: Result<any Encodable & Sendable, RPCError>) -> Data {
         switch outcome {
         case .success(let value):
             do {

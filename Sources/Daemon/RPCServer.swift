@@ -95,7 +95,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     private let server: RPCServer
     private var connection: ClientConnection?
     /// Lines that arrived before the peer credentials were read.
-    private var early: [Data] = []
+    private var early: [IncomingLine] = []
     private var inactive = false
 
     init(server: RPCServer) { self.server = server }
@@ -130,10 +130,13 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let line = unwrapInboundIn(data)
-        guard line.readableBytes > 0 else { return }
-        let bytes = Data(line.readableBytesView)
-        if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return }
-        if let connection { connection.receive(bytes) } else { early.append(bytes) }
+        // Parsed in place from the receive buffer; blank lines are skipped.
+        let incoming = line.withUnsafeReadableBytes { bytes -> IncomingLine? in
+            if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return nil }
+            return RPCCodec.parse(bytes: bytes)
+        }
+        guard let incoming else { return }
+        if let connection { connection.receive(incoming) } else { early.append(incoming) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

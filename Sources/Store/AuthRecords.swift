@@ -64,7 +64,7 @@ extension TemplateStore {
         let json = String(decoding: (try? JSONEncoder().encode(policy.factors.map(\.rawValue))) ?? Data("[]".utf8), as: UTF8.self)
         try connection.withLock { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
-                let uuid = try Self.ensureUser(db, name: name, created: created)
+                let uuid = try ensureUser(db, name: name, created: created)
                 try db.query("UPDATE users SET policy = ?, require_liveness = ? WHERE uuid = ?",
                              [.text(json), .int(policy.requireLiveness ? 1 : 0), .text(uuid)])
             }
@@ -87,7 +87,7 @@ extension TemplateStore {
         let now = Self.timestamp()
         try connection.withLock { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
-                let uuid = try Self.ensureUser(db, name: name, created: now)
+                let uuid = try ensureUser(db, name: name, created: now)
                 try db.query("""
                     INSERT INTO pins(user_uuid, hash, failures, updated) VALUES (?, ?, 0, ?)
                     ON CONFLICT(user_uuid) DO UPDATE SET hash = excluded.hash, failures = 0, updated = excluded.updated
@@ -183,7 +183,7 @@ extension TemplateStore {
         let created = Self.timestamp()
         return try connection.withLock { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> KeyRecord in
-                let uuid = try Self.ensureUser(db, name: name, created: created)
+                let uuid = try ensureUser(db, name: name, created: created)
                 try db.query("DELETE FROM keys WHERE user_uuid = ? AND app_id = ? AND aaid = ?", [.text(uuid), .text(appID), .text(aaid)])
                 let sealed = try seal(privateKey, associatedData: Self.keyAssociatedData(user: uuid, handle: handle))
                 try db.query("""

@@ -43,6 +43,8 @@ public final class TemplateStore: Sendable {
     public static let schemaVersion = 2
 
     let connection: Mutex<SQLiteConnection>
+    /// −1 when unknown (see `userCount`).
+    private let cachedUserCount = Atomic<Int>(-1)
     // Immutable after init; swift-crypto does not mark it Sendable.
     nonisolated(unsafe) private let key: SymmetricKey
     public let path: String
@@ -127,13 +129,23 @@ public final class TemplateStore: Sendable {
         try connection.withLock { db throws(StoreError) in try Self.users(db, where: "1", []) }
     }
 
+    /// The number of users. Kept in memory between changes, so that `daemon.status` (answered on
+    /// the event loop) does not scan the table or wait for a write.
     public func userCount() throws(StoreError) -> Int {
-        try connection.withLock { db throws(StoreError) in
+        let cached = cachedUserCount.load(ordering: .acquiring)
+        if cached >= 0 { return cached }
+        return try connection.withLock { db throws(StoreError) in
             var n = 0
             try db.query("SELECT count(*) FROM users") { row in n = Int(row.int(0)) }
+            // Under the lock: a change (which clears it under the same lock) cannot come between.
+            cachedUserCount.store(n, ordering: .releasing)
             return n
         }
     }
+
+    /// Forgets the user count; called under `connection`'s lock by anything that may add or
+    /// remove a user (whether or not its transaction then commits).
+    func usersMayHaveChanged() { cachedUserCount.store(-1, ordering: .releasing) }
 
     private static func users(_ db: SQLiteConnection, where clause: String, _ binds: [SQLiteConnection.Value]) throws(StoreError)
         -> [StoredUser]
@@ -157,7 +169,8 @@ public final class TemplateStore: Sendable {
     /// Deletes a user and all their templates. Returns the number of templates removed.
     public func deleteUser(named name: String) throws(StoreError) -> Int {
         try connection.withLock { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Int in
+            defer { usersMayHaveChanged() }
+            return try db.transaction { () throws(StoreError) -> Int in
                 var uuid: String?
                 try db.query("SELECT uuid FROM users WHERE name = ?", [.text(name)]) { row in uuid = row.text(0) }
                 guard let uuid else { throw .notFound("user '\(name)'") }
@@ -179,7 +192,7 @@ public final class TemplateStore: Sendable {
         let created = Self.timestamp()
         return try connection.withLock { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> TemplateInfo in
-                let uuid = try Self.ensureUser(db, name: name, created: created)
+                let uuid = try ensureUser(db, name: name, created: created)
                 let id = UUID().uuidString.lowercased()
                 let sealed = try seal(payload, user: uuid, template: id)
                 try db.query(
@@ -192,10 +205,12 @@ public final class TemplateStore: Sendable {
         }
     }
 
-    static func ensureUser(_ db: SQLiteConnection, name: String, created: String) throws(StoreError) -> String {
+    /// The user's uuid, creating the user when new (call inside a transaction, under the lock).
+    func ensureUser(_ db: SQLiteConnection, name: String, created: String) throws(StoreError) -> String {
         var uuid: String?
         try db.query("SELECT uuid FROM users WHERE name = ?", [.text(name)]) { row in uuid = row.text(0) }
         if let uuid { return uuid }
+        usersMayHaveChanged()
         let new = UUID().uuidString.lowercased()
         try db.query("INSERT INTO users(uuid, name, created) VALUES (?,?,?)", [.text(new), .text(name), .text(created)])
         return new
@@ -249,6 +264,61 @@ public final class TemplateStore: Sendable {
         for (info, uuid, sealed) in rows {
             opened.append((info, try unseal(sealed, user: uuid, template: info.id)))
         }
+        return opened
+    }
+
+    // MARK: Bulk access for 1:N galleries
+
+    /// The number of stored templates of a modality.
+    public func templateCount(modality: Modality) throws(StoreError) -> Int {
+        try connection.withLock { db throws(StoreError) in
+            var n = 0
+            try db.query("SELECT count(*) FROM templates WHERE modality = ?", [.text(modality.rawValue)]) { row in n = Int(row.int(0)) }
+            return n
+        }
+    }
+
+    /// Up to `limit` opened payloads with a row key greater than `after`, in key order: a gallery
+    /// loads page by page, so the store's lock is never held for long and progress can be told.
+    public func payloadPage(modality: Modality, after key: Int64, limit: Int) throws(StoreError) -> [(key: Int64, data: Data)] {
+        let rows: [(Int64, String, String, Data)] = try connection.withLock { db throws(StoreError) in
+            var result: [(Int64, String, String, Data)] = []
+            try db.query("""
+                SELECT t.rowid, t.id, t.user_uuid, t.sealed FROM templates t
+                WHERE t.modality = ? AND t.rowid > ? ORDER BY t.rowid LIMIT ?
+                """, [.text(modality.rawValue), .int(key), .int(Int64(limit))]) { row in
+                result.append((row.int(0), row.text(1) ?? "", row.text(2) ?? "", row.blob(3)))
+            }
+            return result
+        }
+        var opened: [(key: Int64, data: Data)] = []
+        opened.reserveCapacity(rows.count)
+        for (key, id, uuid, sealed) in rows { opened.append((key, try unseal(sealed, user: uuid, template: id))) }
+        return opened
+    }
+
+    /// The opened payloads and users of the templates stored under `keys` (row keys from
+    /// `payloadPage`); keys no longer stored are left out.
+    public func payloads(keys: [Int64], modality: Modality) throws(StoreError) -> [(key: Int64, user: String, data: Data)] {
+        guard !keys.isEmpty else { return [] }
+        let rows: [(Int64, String, String, String, Data)] = try connection.withLock { db throws(StoreError) in
+            var result: [(Int64, String, String, String, Data)] = []
+            // One statement per 500 keys (SQLite's default limit on bound parameters is 32766).
+            for start in stride(from: 0, to: keys.count, by: 500) {
+                let part = keys[start..<min(keys.count, start + 500)]
+                let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
+                try db.query("""
+                    SELECT t.rowid, t.id, u.uuid, u.name, t.sealed FROM templates t JOIN users u ON u.uuid = t.user_uuid
+                    WHERE t.modality = ? AND t.rowid IN (\(marks))
+                    """, [.text(modality.rawValue)] + part.map { .int($0) }) { row in
+                    result.append((row.int(0), row.text(1) ?? "", row.text(2) ?? "", row.text(3) ?? "", row.blob(4)))
+                }
+            }
+            return result
+        }
+        var opened: [(key: Int64, user: String, data: Data)] = []
+        opened.reserveCapacity(rows.count)
+        for (key, id, uuid, name, sealed) in rows { opened.append((key, name, try unseal(sealed, user: uuid, template: id))) }
         return opened
     }
 

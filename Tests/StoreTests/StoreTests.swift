@@ -1,3 +1,4 @@
+import BiometricAuth
 @testable import BiometricStore
 import Crypto
 import Foundation
@@ -44,6 +45,21 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try store.deleteUser(named: "ann"), 1, "the finger template goes with the user")
         XCTAssertNil(try store.user(named: "ann"))
         XCTAssertThrowsError(try store.deleteUser(named: "ann"))
+    }
+
+    func testUserCountFollowsEveryChange() throws {
+        let store = try openStore()
+        XCTAssertEqual(try store.userCount(), 0)
+        try store.addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([1]))
+        XCTAssertEqual(try store.userCount(), 1)
+        try store.addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([2]))
+        XCTAssertEqual(try store.userCount(), 1, "a second template is not a second user")
+        try store.setPIN(user: "bob", hash: "x")
+        try store.setPolicy(user: "cy", AuthPolicy(factors: [.pin], requireLiveness: true))
+        XCTAssertEqual(try store.userCount(), 3, "users made by the auth records count too")
+        XCTAssertEqual(try store.deleteUser(named: "ann"), 2)
+        XCTAssertEqual(try store.userCount(), 2)
+        XCTAssertEqual(try openStore().userCount(), 2, "the same number from the table")
     }
 
     func testTemplatesNeverReachDiskInPlaintext() throws {
