@@ -32,6 +32,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "COpenBLAS", path: "Sources/COpenBLAS"),
         .systemLibrary(name: "CArgon2", path: "Sources/CArgon2"),
+        // The 1:N face search kernel (vectorised; optimised in debug builds too, so tests and
+        // benchmarks see the same code).
+        .target(name: "CSearch", path: "Sources/CSearch", cSettings: [.unsafeFlags(["-O3"])]),
         // The PAM module: plain C. `swift build` compiles it (so CI checks it); the installable
         // pam_biometricd.so is linked by scripts/build-pam.sh with cc from the same files, because
         // a SwiftPM dynamic library always needs libswiftCore, which must not be loaded into sudo.
@@ -66,7 +69,7 @@ let package = Package(
         ),
         .target(
             name: "BiometricFace",
-            dependencies: ["CVision", "COpenBLAS", "BiometricCamera"],
+            dependencies: ["CVision", "COpenBLAS", "CSearch", "BiometricCamera"],
             path: "Sources/Face"
         ),
         .target(

@@ -89,6 +89,7 @@ public final class Daemon: Sendable {
         cameras.startHotplug()
         models.verifyInBackground()
         face.preload()
+        face.loadGallery(store)
 
         let readyMs = Double(monotonicNanoseconds() - startedNs) / 1e6
         logger.info("ready in \(String(format: "%.1f", readyMs)) ms on \(activated != nil ? "socket from systemd" : configuration.socketPath); \(cameras.devices.count) camera(s)")

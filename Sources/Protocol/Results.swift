@@ -18,6 +18,24 @@ public struct ModelStatus: Codable, Sendable, Equatable {
     }
 }
 
+/// daemon.status `face_gallery`: "loading" until the first load ends, then "ready" (with
+/// `refreshing` while a large gallery reloads after a change).
+public struct GalleryStatus: Codable, Sendable, Equatable {
+    public var state: String
+    public var templates: Int
+    public var loaded: Int
+    public var total: Int
+    public var refreshing: Bool
+
+    public init(state: String, templates: Int, loaded: Int, total: Int, refreshing: Bool) {
+        self.state = state
+        self.templates = templates
+        self.loaded = loaded
+        self.total = total
+        self.refreshing = refreshing
+    }
+}
+
 public struct DaemonStatus: Codable, Sendable {
     public var version: String
     public var uptimeS: Double
@@ -29,16 +47,20 @@ public struct DaemonStatus: Codable, Sendable {
     public var clients: Int
     public var socketActivated: Bool
     public var privileged: Bool
+    /// The 1:N face gallery: loaded in the background after start.
+    public var faceGallery: GalleryStatus?
 
     enum CodingKeys: String, CodingKey {
         case version, pid, cameras, models, users, clients, privileged
         case uptimeS = "uptime_s"
         case activeSessions = "active_sessions"
         case socketActivated = "socket_activated"
+        case faceGallery = "face_gallery"
     }
 
     public init(version: String, uptimeS: Double, pid: Int32, cameras: [String], models: ModelStatus, users: Int,
-                activeSessions: Int, clients: Int, socketActivated: Bool, privileged: Bool) {
+                activeSessions: Int, clients: Int, socketActivated: Bool, privileged: Bool, faceGallery: GalleryStatus? = nil) {
+        self.faceGallery = faceGallery
         self.version = version
         self.uptimeS = uptimeS
         self.pid = pid

@@ -165,19 +165,18 @@ final class TemplateTests: XCTestCase {
         XCTAssertGreaterThan(f.embedding[0], f.embedding[1] * 8)
     }
 
-    func testGalleryMatchesBruteForce() {
-        let items = (0..<300).map { (FaceGallery.Entry(user: "u\($0 % 40)", templateID: "t\($0)"), random(UInt64($0) + 10)) }
-        let gallery = FaceGallery(items)
-        let probe = random(99)
-        let blas = gallery.distances(to: probe)
-        for (i, item) in items.enumerated() {
-            XCTAssertEqual(blas[i], probe.distance(to: item.1), accuracy: 1e-4)
+    func testGalleryMatchesBruteForce() throws {
+        let items = (0..<300).map { (user: "u\($0 % 40)", template: random(UInt64($0) + 10)) }
+        let gallery = FaceGallery(items.indices.map { (key: Int64($0), template: items[$0].template) })
+        let source = InMemoryFaceTemplates(items)
+        for seed in 90..<100 {
+            let probe = random(UInt64(seed))
+            let ranked = try gallery.rank(probe, exact: source)
+            XCTAssertEqual(ranked, FaceGallery.exhaustiveRank(probe, items))
+            XCTAssertEqual(ranked.count, 5)
+            XCTAssertEqual(Set(ranked.map(\.user)).count, 5, "one entry per user")
         }
-        let ranked = gallery.rank(probe)
-        XCTAssertEqual(ranked.count, 5)
-        let bestUser = items.min { probe.distance(to: $0.1) < probe.distance(to: $1.1) }!.0.user
-        XCTAssertEqual(ranked.first?.user, bestUser)
-        XCTAssertEqual(Set(ranked.map(\.user)).count, 5, "one entry per user")
+        XCTAssertEqual(try gallery.rank(random(7), limit: 50, exact: source).count, 40, "never more users than there are")
     }
 
     func testCalibrationIsMonotoneAndHitsTheSpecPoints() {

@@ -9,8 +9,10 @@ final class PipelineTests: XCTestCase {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     static let lfw = repo + "/../shared/data/faces/lfw/images"
 
-    func models() throws -> FaceModels {
-        let dir = Self.repo + "/models"
+    func models() throws -> FaceModels { try Self.loadModels() }
+
+    static func loadModels() throws -> FaceModels {
+        let dir = repo + "/models"
         guard FileManager.default.fileExists(atPath: dir + "/dlib_face_recognition_resnet_model_v1.dat") else {
             throw XCTSkip("models not installed: run scripts/setup.sh")
         }

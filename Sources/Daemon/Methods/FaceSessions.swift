@@ -88,8 +88,12 @@ extension Daemon {
             challengeStepTimeoutMs: p.challengeStepTimeoutMs ?? 5000)
         let best = BestCandidates()
         let calibration = face.calibration
+        let source = StoredFaceTemplates(store: store)
+        let threads = face.searchThreads
         let outcome = try await faceAuthenticate(settings, pipeline: pipeline, context: context, restart: { best.reset() }) { probe in
-            let ranked = gallery.rank(probe).map { Candidate(user: $0.user, score: calibration.score(distance: $0.distance)) }
+            // A store that cannot be read fails closed: no candidate.
+            let ranked = ((try? gallery.rank(probe, exact: source, threads: threads)) ?? [])
+                .map { Candidate(user: $0.user, score: calibration.score(distance: $0.distance)) }
             best.offer(ranked)
             let top = ranked.first?.score ?? 0
             return (top, top >= settings.matchingThreshold)
