@@ -214,25 +214,97 @@ final class Collected: @unchecked Sendable {
     var values: [Double] { lock.lock(); defer { lock.unlock() }; return all }
 }
 
-for clients in wanted("rpc") ? [1, 8, 64] : [] {
-    let perClient = max(quick ? 50 : 400, (quick ? 2000 : 16000) / clients)
+/// A minimal client for load: one request line out, one reply line in, checked by its prefix.
+/// Cheaper than BiometricClient (no Codable), so the 64-client runs measure the daemon rather than
+/// 64 JSON encoders sharing its two cores; like wrk, the load generator stays out of the way.
+final class RawStatusClient {
+    let fd: Int32
+    private var buffer = [UInt8](repeating: 0, count: 65536)
+    private var filled = 0
+    private var nextID = 1
+
+    init?(socket path: String) {
+        fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var a = sockaddr_un()
+        a.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &a.sun_path) { raw in
+            let b = Array(path.utf8)
+            raw.copyBytes(from: b)
+            raw[b.count] = 0
+        }
+        let ok = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if ok != 0 {
+            close(fd)
+            return nil
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// One daemon.status call; false when the reply is not its result.
+    func call() -> Bool {
+        let id = nextID
+        nextID += 1
+        let request = Array("{\"jsonrpc\":\"2.0\",\"id\":\(id),\"method\":\"daemon.status\"}\n".utf8)
+        guard write(fd, request, request.count) == request.count else { return false }
+        while true {
+            if let newline = buffer[0..<filled].firstIndex(of: 10) {
+                let expected = Array("{\"id\":\(id),\"jsonrpc\":\"2.0\",\"result\":".utf8)
+                let ok = newline >= expected.count && Array(buffer[0..<expected.count]) == expected
+                buffer.replaceSubrange(0...newline, with: [])
+                buffer.append(contentsOf: [UInt8](repeating: 0, count: newline + 1))
+                filled -= newline + 1
+                return ok
+            }
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            guard n > 0 else { return false }
+            filled += n
+        }
+    }
+}
+
+func sleepUntil(_ t: Double) {
+    let d = t - now()
+    guard d > 0 else { return }
+    var ts = timespec(tv_sec: Int(d), tv_nsec: Int((d - Double(Int(d))) * 1e9))
+    nanosleep(&ts, nil)
+}
+
+/// `clients` threads calling daemon.status: back to back (`rate` nil: the most the daemon can
+/// take) or, open loop, at `rate` calls/s in all, with latency counted from each call's planned
+/// start (so a stall is not hidden by the calls it delays; wrk2's correction).
+func statusLoad(clients: Int, calls: Int, rate: Double?, socket: String) -> (perSecond: Double, latencies: [Double], failed: Int) {
+    let perClient = max(1, calls / clients)
     let collected = Collected()
-    let socketPath = daemon.socket
+    let failures = Collected()
     let group = DispatchGroup()
-    let start = now()
-    for _ in 0..<clients {
+    let start = now() + 0.05
+    for k in 0..<clients {
         group.enter()
         let thread = Thread {
             defer { group.leave() }
-            guard let c = try? BiometricClient(socketPath: socketPath) else { return }
+            guard let c = RawStatusClient(socket: socket) else {
+                failures.add([Double(perClient)])
+                return
+            }
             var mine: [Double] = []
             mine.reserveCapacity(perClient)
-            for _ in 0..<perClient {
-                let t = now()
-                guard (try? c.call(Method.daemonStatus, as: DaemonStatus.self)) != nil else { return }
+            var failed = 0.0
+            let interval = rate.map { Double(clients) / $0 } ?? 0
+            // Clients start spread over one interval, not all at once.
+            let offset = interval * Double(k) / Double(clients)
+            sleepUntil(start)
+            for i in 0..<perClient {
+                let planned = start + offset + interval * Double(i)
+                if rate != nil { sleepUntil(planned) }
+                let t = rate != nil ? planned : now()
+                if !c.call() { failed += 1 }
                 mine.append((now() - t) * 1e6)
             }
             collected.add(mine)
+            failures.add([failed])
         }
         thread.stackSize = 1 << 20
         thread.start()
@@ -240,9 +312,22 @@ for clients in wanted("rpc") ? [1, 8, 64] : [] {
     group.wait()
     let elapsed = now() - start
     let all = collected.values
-    let p50 = percentile(all, 0.5)
-    let p99 = percentile(all, 0.99)
-    print("daemon.status clients=\(clients) calls=\(all.count) calls_per_s=\(fmt(Double(all.count) / elapsed, 0)) p50_us=\(fmt(p50, 0)) p99_us=\(fmt(p99, 0)) p50_vs_socketpair=\(fmt(p50 / echo, 1))x")
+    return (Double(all.count) / elapsed, all, Int(failures.values.reduce(0, +)))
+}
+
+if wanted("rpc") {
+    // What a program sees through the client library (Codable on both sides).
+    let library = statusRoundTripMicros(quick ? 500 : 5000, socket: daemon.socket)
+    print("daemon.status via BiometricClient clients=1 p50_us=\(fmt(library, 0)) p50_vs_socketpair=\(fmt(library / echo, 1))x")
+    for clients in [1, 8, 64] {
+        let r = statusLoad(clients: clients, calls: quick ? 4000 : 64000, rate: nil, socket: daemon.socket)
+        let p50 = percentile(r.latencies, 0.5)
+        print("daemon.status clients=\(clients) calls=\(r.latencies.count) calls_per_s=\(fmt(r.perSecond, 0)) p50_us=\(fmt(p50, 0)) p99_us=\(fmt(percentile(r.latencies, 0.99), 0)) p50_vs_socketpair=\(fmt(p50 / echo, 1))x failed=\(r.failed)")
+    }
+    for rate in [10_000.0, 20_000.0] {
+        let r = statusLoad(clients: 64, calls: Int(rate) * (quick ? 1 : 4), rate: rate, socket: daemon.socket)
+        print("daemon.status clients=64 open_loop_target_per_s=\(fmt(rate, 0)) achieved_per_s=\(fmt(r.perSecond, 0)) p50_us=\(fmt(percentile(r.latencies, 0.5), 0)) p99_us=\(fmt(percentile(r.latencies, 0.99), 0)) p999_us=\(fmt(percentile(r.latencies, 0.999), 0)) failed=\(r.failed)")
+    }
 }
 let after = daemon.memory()
 print("rss_idle_kb=\(idle.rss) peak_rss_idle_kb=\(idle.hwm) rss_after_load_kb=\(after.rss) peak_rss_after_load_kb=\(after.hwm)")
