@@ -12,8 +12,8 @@ public protocol FaceTemplateSource: Sendable {
 
 /// All enrolled face templates, compact, for 1:N search at up to millions of templates.
 ///
-/// Each template is kept as 128 int8 codes with its own scale (148 bytes instead of 512 for
-/// float32), so a search streams a quarter of the memory. The int8 scores are only a filter: each
+/// Each template is kept as 128 int8 codes with its own scale (144 bytes with its error bound
+/// and key, instead of 512 for float32), so a search streams a quarter of the memory. The int8 scores are only a filter: each
 /// row also keeps a bound on its quantisation error, the best candidates are re-scored exactly from
 /// their float32 templates, and the filter widens until no row left out could still reach the top
 /// `limit` users. The answer is therefore the float32 search's answer (`exhaustiveRank`), not an
@@ -36,6 +36,7 @@ public struct FaceGallery: Sendable {
     public init() {}
 
     public init<S: Sequence>(_ items: S) where S.Element == (key: Int64, template: FaceTemplate) {
+        reserveCapacity(items.underestimatedCount)
         for item in items { append(key: item.key, item.template) }
     }
 
@@ -171,7 +172,8 @@ public struct FaceGallery: Sendable {
         // ‖q‖² + ‖g‖² ≥ ‖q‖² + minNorm², less a margin for the float rounding of exact distances.
         let norms = probe.norm * probe.norm + minNorm * minNorm - 1e-4
         let probeError = probe.error
-        let globalError = probeError * maxNorm
+        // bound = norms − 2·(approx + (1 + ‖e_q‖)·‖e_g‖ + ‖e_q‖·max‖g‖)
+        let offset = norms - 2 * probeError * maxNorm
         codes.withUnsafeBufferPointer { codes in
             probe.codes.withUnsafeBufferPointer { p in
                 steps.withUnsafeBufferPointer { steps in
@@ -184,19 +186,15 @@ public struct FaceGallery: Sendable {
                             guard lo < hi else { return }
                             // The kept rows of this slice: lower bounds (smaller is better).
                             var heap = BoundedBest(capacity: keep + 1)
-                            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 4096) { dots in
+                            withUnsafeTemporaryAllocation(of: Float.self, capacity: 4096) { bounds in
+                                let out = bounds.baseAddress!
                                 var start = lo
                                 while start < hi {
                                     let n = min(4096, hi - start)
-                                    csearch_int8_dots(codes.baseAddress! + start * Self.dimensions, n, Self.dimensions,
-                                                      p.baseAddress!, dots.baseAddress!)
-                                    for k in 0..<n {
-                                        let row = start + k
-                                        let approx = Float(dots[k]) * probe.step * steps[row]
-                                        let slack = (1 + probeError) * errors[row] + globalError
-                                        let bound = norms - 2 * (approx + slack)
-                                        heap.offer(bound, row)
-                                    }
+                                    csearch_int8_bounds(codes.baseAddress! + start * Self.dimensions, steps.baseAddress! + start,
+                                                        errors.baseAddress! + start, n, Self.dimensions, p.baseAddress!,
+                                                        probe.step, 1 + probeError, offset, out)
+                                    for k in 0..<n where out[k] < heap.worst { heap.offer(out[k], start + k) }
                                     start += n
                                 }
                             }
@@ -219,7 +217,8 @@ public struct FaceGallery: Sendable {
 struct BoundedBest {
     let capacity: Int
     private(set) var items: [(Float, Int)] = []
-    private var worst = Float.infinity
+    /// Values at or above this cannot be among the best (∞ until `capacity` were seen).
+    private(set) var worst = Float.infinity
 
     init(capacity: Int) {
         self.capacity = capacity
