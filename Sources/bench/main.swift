@@ -12,10 +12,15 @@ import Glibc
 
 let usage = """
     usage: biometricd-bench [--quick] [--only SECTION]
+           biometricd-bench --soak verify|fuzz [--count N]
       Runs the release daemon next to this binary (swift build -c release) on a replay camera of
       ../shared/data and prints one line per measurement, with a baseline from the same run.
       --quick         fewer repetitions (a smoke run)
       --only SECTION  one section: start, rpc, face, auth
+      --soak verify   N face.verify sessions (image mode) back to back [10000]; RSS sampled
+                      every 10 %, drift from the first sample after warm-up
+      --soak fuzz     N fuzzed lines on 8 connections (mutated requests, garbage, deep nesting,
+                      long strings, batches) [1000000]; RSS as above; the daemon must still answer
       -h, --help      this text
     """
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -23,19 +28,26 @@ if arguments.contains("-h") || arguments.contains("--help") {
     print(usage)
     exit(0)
 }
-let only: String? = {
-    guard let i = arguments.firstIndex(of: "--only") else { return nil }
-    guard i + 1 < arguments.count, ["start", "rpc", "face", "auth"].contains(arguments[i + 1]) else {
-        FileHandle.standardError.write(Data((usage + "\n").utf8))
-        exit(2)
-    }
-    return arguments[i + 1]
-}()
-if let unknown = arguments.enumerated().first(where: { i, a in a != "--quick" && a != "--only" && (i == 0 || arguments[i - 1] != "--only") }) {
-    FileHandle.standardError.write(Data("biometricd-bench: unknown argument '\(unknown.element)'\n\(usage)\n".utf8))
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("biometricd-bench: \(message)\n\(usage)\n".utf8))
     exit(2)
 }
-@MainActor func wanted(_ section: String) -> Bool { only == nil || only == section }
+/// The value after `flag`, checked against `allowed` (any when nil).
+func value(after flag: String, allowed: [String]?) -> String? {
+    guard let i = arguments.firstIndex(of: flag) else { return nil }
+    guard i + 1 < arguments.count, allowed.map({ $0.contains(arguments[i + 1]) }) ?? true else { fail("\(flag) needs a value") }
+    return arguments[i + 1]
+}
+let only = value(after: "--only", allowed: ["start", "rpc", "face", "auth"])
+let soak = value(after: "--soak", allowed: ["verify", "fuzz"])
+let soakCount = value(after: "--count", allowed: nil).map { text -> Int in
+    guard let n = Int(text), n > 0 else { fail("--count takes a positive number") }
+    return n
+}
+for (i, a) in arguments.enumerated() where !["--quick", "--only", "--soak", "--count"].contains(a) {
+    if i == 0 || !["--only", "--soak", "--count"].contains(arguments[i - 1]) { fail("unknown argument '\(a)'") }
+}
+@MainActor func wanted(_ section: String) -> Bool { soak == nil && (only == nil || only == section) }
 
 let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 let quick = arguments.contains("--quick")
@@ -243,6 +255,29 @@ final class RawStatusClient {
 
     deinit { close(fd) }
 
+    /// Sends a sync call and reads (and drops) every line until its reply: the fuzz soak's flow
+    /// control, so the lines sent before it were all handled.
+    func drainUntilSync() -> Bool {
+        let id = nextID
+        nextID += 1
+        let request = Array("{\"jsonrpc\":\"2.0\",\"id\":\"sync-\(id)\",\"method\":\"daemon.status\"}\n".utf8)
+        guard write(fd, request, request.count) == request.count else { return false }
+        let expected = Array("{\"id\":\"sync-\(id)\",".utf8)
+        while true {
+            while let newline = buffer[0..<filled].firstIndex(of: 10) {
+                let found = newline >= expected.count && Array(buffer[0..<expected.count]) == expected
+                buffer.replaceSubrange(0...newline, with: [])
+                buffer.append(contentsOf: [UInt8](repeating: 0, count: newline + 1))
+                filled -= newline + 1
+                if found { return true }
+            }
+            if filled == buffer.count { filled = 0 }  // a line longer than the buffer: drop it
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            guard n > 0 else { return false }
+            filled += n
+        }
+    }
+
     /// One daemon.status call; false when the reply is not its result.
     func call() -> Bool {
         let id = nextID
@@ -330,7 +365,7 @@ if wanted("rpc") {
     }
 }
 let after = daemon.memory()
-print("rss_idle_kb=\(idle.rss) peak_rss_idle_kb=\(idle.hwm) rss_after_load_kb=\(after.rss) peak_rss_after_load_kb=\(after.hwm)")
+if soak == nil { print("rss_idle_kb=\(idle.rss) peak_rss_idle_kb=\(idle.hwm) rss_after_load_kb=\(after.rss) peak_rss_after_load_kb=\(after.hwm)") }
 
 // MARK: 3. face.verify latency, image mode, warm daemon (request to result)
 if wanted("face") { do {
@@ -395,6 +430,149 @@ if wanted("auth") { do {
 } catch {
     print("auth: failed (\(error))")
 } }
+
+// MARK: 5. Soak runs (only with --soak): RSS must stay flat
+
+/// RSS samples every 10 % of a run; drift is measured from the first sample (after warm-up).
+struct RSSTrack {
+    var samples: [Int] = []
+    mutating func sample(_ d: Daemon) { samples.append(d.memory().rss) }
+    func report(_ label: String) {
+        guard let first = samples.first, let last = samples.last else { return }
+        let drift = Double(last - first) / Double(first) * 100
+        let spread = Double(samples.max()! - samples.min()!) / Double(first) * 100
+        print("\(label): rss_kb after warm-up \(first), end \(last), min \(samples.min()!), max \(samples.max()!); drift \(fmt(drift, 1)) %, spread \(fmt(spread, 1)) % (limit ±5 %): \(abs(drift) <= 5 ? "flat" : "GROWS")")
+        print("    samples_kb \(samples.map(String.init).joined(separator: " "))")
+    }
+}
+
+/// Waits until the daemon's RSS holds still for 2 s (the face models load in the background
+/// after start), so that a soak measures the run, not the start.
+func settle(_ d: Daemon) {
+    var last = d.memory().rss
+    var still = 0.0
+    let t0 = now()
+    while still < 2, now() - t0 < 60 {
+        usleep(250_000)
+        let rss = d.memory().rss
+        still = abs(rss - last) * 200 <= last ? still + 0.25 : 0
+        last = rss
+    }
+    print("settled at rss_kb \(last) after \(fmt(now() - t0, 1)) s")
+}
+if soak != nil { settle(daemon) }
+
+if soak == "verify" { do {
+    let n = soakCount ?? 10_000
+    let client = try BiometricClient(socketPath: daemon.socket)
+    _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "soak", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),
+                        as: FaceEnrollResult.self)
+    var track = RSSTrack()
+    var matched = 0
+    let warm = max(1, n / 10)
+    let t0 = now()
+    for i in 0..<(warm + n) {
+        let r = try client.call(Method.faceVerify, FaceVerifyParams(user: "soak", camera: "replay0", mode: "image", qualityThreshold: 0),
+                                as: FaceVerifyResult.self)
+        if r.match { matched += 1 }
+        if i >= warm, (i - warm) % max(1, n / 10) == 0 { track.sample(daemon) }
+    }
+    track.sample(daemon)
+    print("soak verify: \(n) face.verify sessions after \(warm) warm-up ones, \(matched) matched, \(fmt((now() - t0) / Double(warm + n) * 1000, 1)) ms each")
+    track.report("soak verify")
+} catch {
+    print("soak verify: failed (\(error))")
+    exit(1)
+} }
+
+if soak == "fuzz" {
+    let n = soakCount ?? 1_000_000
+    let seedLines: [String] = [
+        #"{"jsonrpc":"2.0","id":1,"method":"daemon.status"}"#,
+        #"{"jsonrpc":"2.0","id":"x","method":"camera.list","params":{}}"#,
+        #"{"jsonrpc":"2.0","id":2,"method":"user.get","params":{"user":"ann"}}"#,
+        #"{"jsonrpc":"2.0","id":3,"method":"face.verify","params":{"user":"ann","camera":"replay0","timeout_ms":-5}}"#,
+        #"{"jsonrpc":"2.0","id":4,"method":"finger.match","params":{"probe":"AAAA","reference":"=="}}"#,
+        #"{"jsonrpc":"2.0","id":5,"method":"pin.verify","params":{"user":"ann","pin":"12a"}}"#,
+        #"{"jsonrpc":"2.0","id":6,"method":"session.cancel","params":{"request":99}}"#,
+        #"{"jsonrpc":"2.0","id":7,"method":"face.match","params":{"probe":"@$%","reference":"AAAA"}}"#,
+        #"[{"jsonrpc":"2.0","id":8,"method":"daemon.status"},{"jsonrpc":"2.0","method":"nope"},7]"#,
+        #"{"jsonrpc":"2.0","id":9,"method":"auth.status","params":{"user":"bad\u0001name"}}"#,
+    ]
+    let seeds = seedLines.map { Array($0.utf8) }
+    let connections = 8
+    let perConnection = n / connections
+    let done = Collected()
+    let group = DispatchGroup()
+    var track = RSSTrack()
+    let progress = Collected()
+    let t0 = now()
+    for c in 0..<connections {
+        group.enter()
+        let socketPath = daemon.socket
+        let thread = Thread {
+            defer { group.leave() }
+            var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &+ UInt64(c) &* 0x1234_5678_9ABC
+            func next() -> UInt64 {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                return state
+            }
+            guard let raw = RawStatusClient(socket: socketPath) else { return }
+            var out: [UInt8] = []
+            var sent = 0
+            while sent < perConnection {
+                // A batch of 64 fuzzed lines, then a sync call whose reply ends the batch.
+                out.removeAll(keepingCapacity: true)
+                for _ in 0..<64 {
+                    var line: [UInt8]
+                    switch next() % 16 {
+                    case 0: line = (0..<Int(next() % 200)).map { _ in UInt8(truncatingIfNeeded: next()) }
+                    case 1: line = Array(repeating: UInt8(ascii: "["), count: Int(next() % 5000))
+                    case 2: line = Array(#"{"jsonrpc":"2.0","id":1,"method":"user.get","params":{"user":""#.utf8)
+                        + Array(repeating: UInt8(ascii: "a"), count: Int(next() % 65536)) + Array(#""}}"#.utf8)
+                    default:
+                        line = seeds[Int(next() % UInt64(seeds.count))]
+                        for _ in 0..<Int(next() % 4) where !line.isEmpty {
+                            let at = Int(next() % UInt64(line.count))
+                            switch next() % 3 {
+                            case 0: line[at] = UInt8(truncatingIfNeeded: next())
+                            case 1: line.remove(at: at)
+                            default: line.insert(UInt8(truncatingIfNeeded: next()), at: at)
+                            }
+                        }
+                    }
+                    for k in line.indices where line[k] == 10 { line[k] = 32 }
+                    out += line
+                    out.append(10)
+                }
+                sent += 64
+                guard write(raw.fd, out, out.count) == out.count else { return }
+                guard raw.drainUntilSync() else { return }
+                progress.add([64])
+            }
+            done.add([Double(sent)])
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    // Sample RSS every 10 % of the lines sent.
+    var nextMark = 0.1
+    while group.wait(timeout: DispatchTime.now() + 0.2) == .timedOut {
+        let sent = progress.values.reduce(0, +)
+        if sent >= Double(n) * nextMark {
+            track.sample(daemon)
+            nextMark += 0.1
+        }
+    }
+    track.sample(daemon)
+    let total = Int(done.values.reduce(0, +))
+    let alive = RawStatusClient(socket: daemon.socket)?.call() == true
+    print("soak fuzz: \(total) fuzzed lines on \(connections) connections in \(fmt(now() - t0, 1)) s (\(fmt(Double(total) / (now() - t0), 0)) lines/s); daemon \(alive ? "still answers daemon.status" : "DOES NOT ANSWER")")
+    track.report("soak fuzz")
+    if !alive || total < n - connections * 64 { exit(1) }
+}
 
 // Globals are not deinitialised at exit: stop the daemon explicitly.
 daemon.stop()
