@@ -152,7 +152,12 @@ public enum RPCCodec {
     /// `{"id":…,"jsonrpc":"2.0","result":…}`: the same bytes as JSONEncoder gives for the whole
     /// envelope with sorted keys (tested), assembled so that only the result goes through it.
     public static func response<R: Encodable>(id: RequestID, result: R) throws -> Data {
-        let encoded = try JSONCoding.encoder.encode(result)
+        let encoded: Data
+        if let fast = result as? any JSONValueConvertible {
+            encoded = Data(JSONWriter.write(fast.jsonValue))
+        } else {
+            encoded = try JSONCoding.encoder.encode(result)
+        }
         var out = Data(capacity: encoded.count + 48)
         out.append(contentsOf: #"{"id":"#.utf8)
         switch id {
@@ -178,7 +183,12 @@ public enum RPCCodec {
 
     /// An `event` notification tied to the request `request` (SPEC §3, §5).
     public static func event(_ event: Event) throws -> Data {
-        line(try JSONCoding.encoder.encode(Call(method: "event", params: event, id: nil)))
+        var params = event.fields
+        params["request"] = event.request.json
+        params["type"] = .string(event.type)
+        var out = JSONWriter.write(.object(["jsonrpc": "2.0", "method": "event", "params": .object(params)]))
+        out.append(UInt8(ascii: "\n"))
+        return Data(out)
     }
 
     /// Joins the replies of a batch into one array line (nothing when all were notifications).

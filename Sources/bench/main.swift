@@ -176,7 +176,8 @@ if runs > 0 {
 // MARK: 2. daemon.status throughput and latency
 let daemon = try Daemon(notify: nil)
 daemon.waitForSocket()
-usleep(500_000)
+// Steady state: the face models load in the background after start (seconds of one core).
+settle(daemon)
 let idle = daemon.memory()
 
 /// In-process baseline: a Unix socketpair ping-pong of a status-sized reply (kernel round trip).
@@ -460,7 +461,6 @@ func settle(_ d: Daemon) {
     }
     print("settled at rss_kb \(last) after \(fmt(now() - t0, 1)) s")
 }
-if soak != nil { settle(daemon) }
 
 if soak == "verify" { do {
     let n = soakCount ?? 10_000

@@ -1,0 +1,63 @@
+@testable import BiometricProtocol
+import Foundation
+import XCTest
+
+/// JSONWriter must write exactly the bytes of the project's JSONEncoder.
+final class JSONWriterTests: XCTestCase {
+    private func encoder(_ value: some Encodable) throws -> [UInt8] { Array(try JSONCoding.encoder.encode(value)) }
+
+    func testSameBytesAsJSONEncoderOnRandomValues() throws {
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+        let strings = ["", "a", "é", "😀", "a/b", "q\"uote", "back\\slash", "\u{0}\u{1}\u{8}\u{9}\u{A}\u{C}\u{D}\u{1F}\u{7F}",
+                       "face.frame", "Z", "zz", "ä", "_", "A b"]
+        let doubles: [Double] = [0, -0.0, 1, -1, 0.5, 0.1, 1e-7, 1e21, 1e22, 123456789.125, .pi, -2.5e-300, 3.0, 48.0,
+                                 Double(Int64.max), .nan, .infinity, -.infinity, 0.30000000000000004, 5e-324]
+        func random(_ depth: Int) -> JSONValue {
+            switch next() % (depth > 3 ? 5 : 7) {
+            case 0: return .null
+            case 1: return .bool(next() % 2 == 0)
+            case 2: return .int(Int64(bitPattern: next()) >> Int64(next() % 64))
+            case 3: return .double(doubles[Int(next() % UInt64(doubles.count))])
+            case 4: return .string(strings[Int(next() % UInt64(strings.count))])
+            case 5: return .array((0..<Int(next() % 4)).map { _ in random(depth + 1) })
+            default:
+                var o: [String: JSONValue] = [:]
+                for _ in 0..<Int(next() % 5) { o[strings[Int(next() % UInt64(strings.count))]] = random(depth + 1) }
+                return .object(o)
+            }
+        }
+        for _ in 0..<5000 {
+            let value = random(0)
+            XCTAssertEqual(JSONWriter.write(value), try encoder(value), "\(value)")
+        }
+    }
+
+    func testDaemonStatusWithoutCodableIsTheSame() throws {
+        let models = ModelStatus(loaded: ["a.dat"], missing: ["b/c.dat"], corrupt: [], folders: ["/usr/share/x", "./models"])
+        for gallery in [nil, GalleryStatus(state: "loading", templates: 3, loaded: 3, total: 10, refreshing: false)] {
+            let status = DaemonStatus(version: "0.1.0", uptimeS: 12.345, pid: 4242, cameras: ["replay0", "video2"], models: models,
+                                      users: 7, activeSessions: 1, clients: 64, socketActivated: false, privileged: true,
+                                      faceGallery: gallery)
+            XCTAssertEqual(JSONWriter.write(status.jsonValue), try encoder(status))
+            XCTAssertEqual(try RPCCodec.response(id: .int(3), result: status),
+                           Data(#"{"id":3,"jsonrpc":"2.0","result":"#.utf8) + (try JSONCoding.encoder.encode(status)) + Data("}\n".utf8))
+        }
+    }
+
+    func testEventsAreTheSameLineAsBefore() throws {
+        struct Call: Encodable {
+            let jsonrpc = "2.0"
+            let method = "event"
+            let params: Event
+        }
+        let event = Event(request: .string("r/1"), type: "face.frame",
+                          fields: ["box": .object(["x": 1, "width": 20]), "yaw": .double(-3.5), "feedback": ["too_far"], "countdown_s": .null])
+        XCTAssertEqual(try RPCCodec.event(event), try JSONCoding.encoder.encode(Call(params: event)) + Data("\n".utf8))
+    }
+}
