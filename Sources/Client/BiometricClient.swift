@@ -67,12 +67,17 @@ public final class BiometricClient {
     public func call<P: Encodable, R: Decodable>(_ method: String, _ params: P, as: R.Type = R.self,
                                                  onEvent: ((JSONValue) -> Void)? = nil) throws(ClientError) -> R
     {
-        let value = try callRaw(method, params: params, onEvent: onEvent)
+        let (_, line) = try exchange(method, params: params, onEvent: onEvent)
         do {
-            return try value.decode(R.self)
+            // One decoding pass over the reply line (the envelope was checked by `exchange`).
+            return try JSONCoding.decoder.decode(ResultOnly<R>.self, from: line).result
         } catch {
             throw .protocolViolation("result of \(method) does not decode: \(error)")
         }
+    }
+
+    private struct ResultOnly<R: Decodable>: Decodable {
+        let result: R
     }
 
     public func call<R: Decodable>(_ method: String, as: R.Type = R.self, onEvent: ((JSONValue) -> Void)? = nil)
@@ -85,6 +90,13 @@ public final class BiometricClient {
     public func callRaw<P: Encodable>(_ method: String, params: P?, onEvent: ((JSONValue) -> Void)? = nil)
         throws(ClientError) -> JSONValue
     {
+        try exchange(method, params: params, onEvent: onEvent).result
+    }
+
+    /// Sends a call and reads up to its reply: the result, and the reply's line.
+    private func exchange<P: Encodable>(_ method: String, params: P?, onEvent: ((JSONValue) -> Void)?)
+        throws(ClientError) -> (result: JSONValue, line: Data)
+    {
         let id = RequestID.int(nextID)
         nextID += 1
         let line: Data
@@ -95,7 +107,8 @@ public final class BiometricClient {
         }
         try send(line)
         while true {
-            let message = try readMessage()
+            let line = try readLine()
+            let message = try parse(line)
             if message["method"] == "event" {
                 if let params = message["params"], params["request"] == id.json { onEvent?(params) }
                 continue
@@ -106,7 +119,7 @@ public final class BiometricClient {
                 throw .rpc(rpc)
             }
             guard let result = message["result"] else { throw .protocolViolation("reply has neither result nor error") }
-            return result
+            return (result, line)
         }
     }
 
@@ -125,9 +138,12 @@ public final class BiometricClient {
 
     /// Reads the next line and parses it as JSON. Throws when the daemon closes the connection.
     public func readMessage() throws(ClientError) -> JSONValue {
-        let line = try readLine()
+        try parse(try readLine())
+    }
+
+    private func parse(_ line: Data) throws(ClientError) -> JSONValue {
         do {
-            return try JSONCoding.decoder.decode(JSONValue.self, from: line)
+            return try JSONReader.read(line)
         } catch {
             throw .protocolViolation("not JSON: \(String(decoding: line.prefix(200), as: UTF8.self))")
         }
