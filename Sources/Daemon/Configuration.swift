@@ -25,6 +25,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var fingerOptics: [String: DistanceCalibration] = [:]
     /// Threads of the frame-analysis pool.
     public var analysisThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// The modalities this machine uses [face, finger]. A modality left out loads nothing (the
+    /// face models are ~110 MB) and its capture methods answer not_initialized.
+    public var faceEnabled = true
+    public var fingerEnabled = true
     /// Biometric lockout (SPEC §4): failures that lock for `lockSeconds`, failures that lock until a PIN.
     public var lockout = LockoutRules()
     /// Wrong PINs in a row before pin_locked; ≤ 0 = unlimited.
@@ -43,7 +47,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static let keys = ["socket", "state_dir", "models", "camera", "log_level", "admin_group", "login_group",
                               "analysis_threads", "finger_optics", "lockout_failures", "lockout_seconds", "lockout_pin_failures",
                               "pin_max_retries", "pin_min_length", "pin_max_length", "test_hold_replies_ms",
-                              "test_challenge_sequence"]
+                              "test_challenge_sequence", "modalities"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -86,6 +90,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be a group name (letters, digits, - _ .), got '\(value)'")
             }
             if key == "admin_group" { adminGroup = value } else { loginGroup = value }
+        case "modalities":
+            let names = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !names.isEmpty, names.allSatisfy({ $0 == "face" || $0 == "finger" }) else {
+                throw ConfigError(key: key, message: "a comma-separated list of face, finger; got '\(value)'")
+            }
+            faceEnabled = names.contains("face")
+            fingerEnabled = names.contains("finger")
         case "analysis_threads":
             guard let n = Int(value), (1...64).contains(n) else {
                 throw ConfigError(key: key, message: "must be a whole number from 1 to 64, got '\(value)'")

@@ -55,8 +55,9 @@ public final class Daemon: Sendable {
             logger.warning("test hooks on (never in production): \(configuration.testHooks.joined(separator: ", "))")
         }
         models = ModelCatalog(folders: configuration.modelDirectories)
-        face = FaceService(catalog: models, threads: configuration.analysisThreads, logger: logger)
-        finger = FingerService(threads: configuration.analysisThreads, optics: configuration.fingerOptics)
+        face = FaceService(catalog: models, threads: configuration.analysisThreads, enabled: configuration.faceEnabled, logger: logger)
+        finger = FingerService(threads: configuration.analysisThreads, optics: configuration.fingerOptics,
+                               enabled: configuration.fingerEnabled)
         let status = models.status
         if !status.missing.isEmpty {
             logger.warning("models missing: \(status.missing.joined(separator: ", ")) (searched \(status.folders.joined(separator: ", "))); face methods answer not_initialized until they are installed (scripts/setup.sh)")

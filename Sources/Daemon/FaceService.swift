@@ -16,8 +16,12 @@ final class FaceService: Sendable {
     private let galleries: GalleryLoader
     let calibration = FaceCalibration.lfw
 
-    init(catalog: ModelCatalog, threads: Int, logger: Logger) {
+    /// False when biometricd.conf's `modalities` leaves face out: nothing is loaded.
+    let enabled: Bool
+
+    init(catalog: ModelCatalog, threads: Int, enabled: Bool = true, logger: Logger) {
         self.catalog = catalog
+        self.enabled = enabled
         self.threads = threads
         self.logger = logger
         galleries = GalleryLoader(logger: logger)
@@ -25,7 +29,7 @@ final class FaceService: Sendable {
 
     /// Starts loading if the required models are present (no-op otherwise).
     func preload() {
-        guard catalog.status.missing.isEmpty else { return }
+        guard enabled, catalog.status.missing.isEmpty else { return }
         _ = loadTask()
     }
 
@@ -61,6 +65,7 @@ final class FaceService: Sendable {
 
     /// The pipeline, or not_initialized naming the missing model.
     func pipeline() async throws -> FacePipeline {
+        try requireEnabled()
         let task = loadTask()
         do {
             return try await task.value
@@ -79,14 +84,24 @@ final class FaceService: Sendable {
 
     /// The 1:N gallery, or not_initialized with `data.reason: "loading"` while the first load runs.
     func gallery(_ store: TemplateStore) throws -> FaceGallery {
-        try galleries.current(store)
+        try requireEnabled()
+        return try galleries.current(store)
+    }
+
+    private func requireEnabled() throws {
+        guard enabled else {
+            throw RPCError.app(.notInitialized, "face is not enabled on this machine",
+                               hint: "add face to 'modalities' in biometricd.conf", details: ["modality": "face"])
+        }
     }
 
     /// Call after any change to face templates.
     func invalidateGallery() { galleries.invalidate() }
 
     /// Starts loading the gallery in the background (at start: READY does not wait for it).
-    func loadGallery(_ store: TemplateStore) { galleries.startLoading(store) }
+    func loadGallery(_ store: TemplateStore) {
+        if enabled { galleries.startLoading(store) }
+    }
 
     var galleryStatus: GalleryStatus { galleries.status }
 

@@ -18,7 +18,11 @@ final class FingerService: Sendable {
     /// Per-camera distance calibration from the config (camera id or path → calibration).
     let optics: [String: DistanceCalibration]
 
-    init(threads: Int, optics: [String: DistanceCalibration]) {
+    /// False when biometricd.conf's `modalities` leaves finger out.
+    let enabled: Bool
+
+    init(threads: Int, optics: [String: DistanceCalibration], enabled: Bool = true) {
+        self.enabled = enabled
         pool = AnalysisPool(label: "biometricd.finger", threads: threads)
         self.threads = max(1, threads)
         self.optics = optics
@@ -31,7 +35,11 @@ final class FingerService: Sendable {
 
     /// Runs `work` on the analysis pool (bounded by analysis_threads; waiting is cancellable).
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await pool.run(work)
+        guard enabled else {
+            throw RPCError.app(.notInitialized, "finger is not enabled on this machine",
+                               hint: "add finger to 'modalities' in biometricd.conf", details: ["modality": "finger"])
+        }
+        return try await pool.run(work)
     }
 
     // MARK: Templates

@@ -28,6 +28,30 @@ final class ProtocolConformanceTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(status.clients, 1)
     }
 
+    /// `modalities` leaves a modality out: nothing of it is loaded, its calls say why, the rest works.
+    func testAModalityLeftOutAnswersNotInitialized() throws {
+        let faceOnly = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=20&loop=true"], extraArguments: ["--set", "modalities=face"])
+        let e = rpcError { let _: FingerCaptureResult = try faceOnly.client().call(Method.fingerCapture, FingerCaptureRequest(camera: "replay0")) }
+        XCTAssertEqual(e?.code, 1008)
+        XCTAssertEqual(e?.data?["modality"], "finger")
+        let fingerOnly = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=20&loop=true"], extraArguments: ["--set", "modalities=finger"])
+        let f = rpcError { let _: FaceVerifyResult = try fingerOnly.client().call(Method.faceVerify, FaceVerifyParams(user: "ann", camera: "replay0")) }
+        XCTAssertEqual(f?.code, 1008)
+        XCTAssertEqual(f?.data?["modality"], "face")
+        let status: DaemonStatus = try fingerOnly.client().call(Method.daemonStatus)
+        XCTAssertEqual(status.cameras, ["replay0"], "the daemon itself works")
+        XCTAssertThrowsError(try DaemonProcess(cameras: [], extraArguments: ["--set", "modalities=iris"]), "an unknown modality is refused at start")
+    }
+
+    func testTheFaceGalleryIsReportedOnceLoaded() throws {
+        var status: DaemonStatus = try daemon.client().call(Method.daemonStatus)
+        for _ in 0..<50 where status.faceGallery?.state != "ready" {
+            usleep(100_000)
+            status = try daemon.client().call(Method.daemonStatus)
+        }
+        XCTAssertEqual(status.faceGallery, GalleryStatus(state: "ready", templates: 0, loaded: 0, total: 0, refreshing: false))
+    }
+
     func testEachStandardError() throws {
         let c = try RawConnection(daemon.socket)
         c.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\n")
