@@ -109,7 +109,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "biometricd-bench",
-            dependencies: ["BiometricClient", "BiometricProtocol", "BiometricAuth"],
+            dependencies: ["BiometricClient", "BiometricProtocol", "BiometricAuth", "BiometricStore", "BiometricFace"],
             path: "Sources/bench"
         ),
         .executableTarget(

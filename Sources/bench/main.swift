@@ -3,7 +3,9 @@
 // not absolute claims).
 import BiometricAuth
 import BiometricClient
+import BiometricFace
 import BiometricProtocol
+import BiometricStore
 import Foundation
 
 #if canImport(Glibc)
@@ -16,7 +18,8 @@ let usage = """
       Runs the release daemon next to this binary (swift build -c release) on a replay camera of
       ../shared/data and prints one line per measurement, with a baseline from the same run.
       --quick         fewer repetitions (a smoke run)
-      --only SECTION  one section: start, rpc, face, auth
+      --only SECTION  one section: start, rpc, face, auth, memory, gallery
+                      (gallery: N sealed face templates [1000000, --count], start, load, identify)
       --soak verify   N face.verify sessions (image mode) back to back [10000]; RSS sampled
                       every 10 %, drift from the first sample after warm-up
       --soak fuzz     N fuzzed lines on 8 connections (mutated requests, garbage, deep nesting,
@@ -38,9 +41,9 @@ func value(after flag: String, allowed: [String]?) -> String? {
     guard i + 1 < arguments.count, allowed.map({ $0.contains(arguments[i + 1]) }) ?? true else { fail("\(flag) needs a value") }
     return arguments[i + 1]
 }
-let only = value(after: "--only", allowed: ["start", "rpc", "face", "auth"])
+let only = value(after: "--only", allowed: ["start", "rpc", "face", "auth", "memory", "gallery"])
 let soak = value(after: "--soak", allowed: ["verify", "fuzz"])
-let soakCount = value(after: "--count", allowed: nil).map { text -> Int in
+let count = value(after: "--count", allowed: nil).map { text -> Int in
     guard let n = Int(text), n > 0 else { fail("--count takes a positive number") }
     return n
 }
@@ -105,13 +108,13 @@ final class Daemon {
     let process = Process()
     let root: String
     let socket: String
-    init(notify: NotifySocket?) throws {
-        root = "/tmp/bench-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+    init(notify: NotifySocket?, root existing: String? = nil, extra: [String] = []) throws {
+        root = existing ?? Self.newRoot()
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         socket = root + "/s.sock"
         process.executableURL = URL(fileURLWithPath: binDir + "/biometricd")
         process.arguments = ["--socket", socket, "--state-dir", root + "/state", "--models", repo + "/models",
-                             "--camera", camera, "--log-level", "warning"]
+                             "--camera", camera, "--log-level", "warning"] + extra
         var env = ProcessInfo.processInfo.environment
         if let notify { env["NOTIFY_SOCKET"] = notify.path }
         process.environment = env
@@ -119,6 +122,8 @@ final class Daemon {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
     }
+    static func newRoot() -> String { "/tmp/bench-\(getpid())-\(Int.random(in: 0..<1_000_000))" }
+
     func stop() {
         if process.isRunning {
             process.terminate()
@@ -478,6 +483,103 @@ if wanted("auth") { do {
     print("auth: failed (\(error))")
 } }
 
+// MARK: 5. Where the megabytes go: a daemon without face, and one with the face models loaded
+
+if wanted("memory") { do {
+    let fingerOnly = try Daemon(notify: nil, extra: ["--set", "modalities=finger"])
+    fingerOnly.waitForSocket()
+    settle(fingerOnly)
+    let lean = fingerOnly.memory()
+    fingerOnly.stop()
+    print("rss_idle_finger_only_kb=\(lean.rss) (no face models: the libraries, Swift runtime and the daemon)")
+    let loaded = daemon.memory()
+    print("rss_idle_face_models_loaded_kb=\(loaded.rss); the face models and their engine: \((loaded.rss - lean.rss) / 1024) MiB")
+    // One verify creates the analysis engines (each with its own copy of the ResNet).
+    let client = try BiometricClient(socketPath: daemon.socket)
+    _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "mem", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),
+                        as: FaceEnrollResult.self)
+    for _ in 0..<4 {
+        _ = try client.call(Method.faceVerify, FaceVerifyParams(user: "mem", camera: "replay0", mode: "image", qualityThreshold: 0),
+                            as: FaceVerifyResult.self)
+    }
+    let used = daemon.memory()
+    print("rss_after_face_sessions_kb=\(used.rss) peak_kb=\(used.hwm) (limit 250 MiB = \(250 * 1024) kB)")
+} catch {
+    print("memory: failed (\(error))")
+} }
+
+// MARK: 6. A million sealed face templates: start, background load, identify (only with --only gallery)
+
+if only == "gallery" && soak == nil { do {
+    let n = count ?? 1_000_000
+    let root = Daemon.newRoot()
+    let state = root + "/state"
+    try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+    var t0 = now()
+    do {
+        let store = try TemplateStore(directory: state, key: try TemplateKey.load(stateDirectory: state, credentialsDirectory: nil))
+        var rng: UInt64 = 99
+        func gaussian() -> Float {
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            let u1 = Float(rng >> 40) / Float(1 << 24) + 1e-7
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            return (-2 * log(u1)).squareRoot() * cos(2 * .pi * Float(rng >> 40) / Float(1 << 24))
+        }
+        let bases = (0..<1000).map { _ in (0..<128).map { _ in gaussian() } }
+        var batch: [(user: String, modality: Modality, quality: Double, payload: Data)] = []
+        for i in 0..<n {
+            let v = bases[i % bases.count].map { $0 + 0.8 * gaussian() }
+            batch.append(("user\(i)", .face, 60, FaceTemplate(embedding: v, quality: 60).data))
+            if batch.count == 50_000 || i == n - 1 {
+                try store.addTemplates(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        store.flush()
+    }
+    let size = ((try? FileManager.default.attributesOfItem(atPath: state + "/biometricd.sqlite")[.size]) as? Int) ?? 0
+    print("gallery: \(n) sealed face templates written in \(fmt(now() - t0, 1)) s (\(size / 1_048_576) MiB on disk)")
+    let notify = NotifySocket()
+    t0 = now()
+    let big = try Daemon(notify: notify, root: root)
+    guard notify.wait(for: "READY=1", timeout: 60) else { fatalError("no READY=1") }
+    let ready = now() - t0
+    print("start_to_ready_ms with \(n) templates: \(fmt(ready * 1000, 1)) (the gallery loads after READY)")
+    let client = try BiometricClient(socketPath: big.socket)
+    var status: DaemonStatus = try client.call(Method.daemonStatus, as: DaemonStatus.self)
+    print("  at READY: face_gallery \(status.faceGallery.map { "\($0.state) \($0.loaded)/\($0.total)" } ?? "-")")
+    do {
+        _ = try client.call(Method.faceIdentify, FaceIdentifyParams(camera: "replay0", mode: "image"), as: FaceIdentifyResult.self)
+        print("  identify while loading: answered (the load had already ended)")
+    } catch {
+        print("  identify while loading: \(error)")
+    }
+    var maxStatusUs = 0.0
+    while status.faceGallery?.state != "ready" {
+        usleep(200_000)
+        let s0 = now()
+        status = try client.call(Method.daemonStatus, as: DaemonStatus.self)
+        maxStatusUs = max(maxStatusUs, (now() - s0) * 1e6)
+        if now() - t0 > 600 { fatalError("gallery not loaded in 10 min") }
+    }
+    let loadedAt = now() - t0
+    let mem = big.memory()
+    print("  gallery ready \(fmt(loadedAt, 1)) s after start (\(fmt(Double(n) / loadedAt / 1000, 0)) k templates/s); daemon.status answered in ≤ \(fmt(maxStatusUs / 1000, 2)) ms while loading; rss_kb \(mem.rss)")
+    var took: [Double] = []
+    var inside: [Double] = []
+    for _ in 0..<(quick ? 3 : 10) {
+        let s0 = now()
+        let r = try client.call(Method.faceIdentify, FaceIdentifyParams(camera: "replay0", mode: "image", qualityThreshold: 0),
+                                as: FaceIdentifyResult.self)
+        took.append((now() - s0) * 1000)
+        inside.append(Double(r.durationMs))
+    }
+    print("  face.identify image mode over \(n): p50 \(fmt(percentile(took, 0.5), 1)) ms (daemon-side \(fmt(percentile(inside, 0.5), 1)) ms; includes waiting for a frame and the embedding)")
+    big.stop()
+} catch {
+    print("gallery: failed (\(error))")
+} }
+
 // MARK: 5. Soak runs (only with --soak): RSS must stay flat
 
 /// RSS samples every 10 % of a run; drift is measured from the first sample (after warm-up).
@@ -509,7 +611,7 @@ func settle(_ d: Daemon) {
 }
 
 if soak == "verify" { do {
-    let n = soakCount ?? 10_000
+    let n = count ?? 10_000
     let client = try BiometricClient(socketPath: daemon.socket)
     _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "soak", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),
                         as: FaceEnrollResult.self)
@@ -532,7 +634,7 @@ if soak == "verify" { do {
 } }
 
 if soak == "fuzz" {
-    let n = soakCount ?? 1_000_000
+    let n = count ?? 1_000_000
     let seedLines: [String] = [
         #"{"jsonrpc":"2.0","id":1,"method":"daemon.status"}"#,
         #"{"jsonrpc":"2.0","id":"x","method":"camera.list","params":{}}"#,
