@@ -1,6 +1,7 @@
 import BiometricCamera
 import BiometricProtocol
 import BiometricStore
+import CSystemd
 import Dispatch
 import Foundation
 import Logging
@@ -146,7 +147,11 @@ public final class Daemon: Sendable {
         let lease = try cameras.acquire(camera)
         defer { lease.release() }
         activeSessions.add(1, ordering: .relaxed)
-        defer { activeSessions.subtract(1, ordering: .relaxed) }
+        defer {
+            // The last session out hands the frames' and the analysis's freed memory back to
+            // the system (glibc keeps it otherwise): RSS between sessions stays at the idle level.
+            if activeSessions.subtract(1, ordering: .relaxed).newValue == 0 { _ = csd_release_free_memory() }
+        }
         let capture = try lease.start(request)
         do {
             let result = try await body(capture, lease)

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <systemd/sd-daemon.h>
+#include <malloc.h>
 
 static inline int csd_notify(const char *state) { return sd_notify(0, state); }
 static inline int csd_listen_fds(void) { return sd_listen_fds(1); }
@@ -14,4 +15,8 @@ static inline uint64_t csd_watchdog_usec(void) {
     return sd_watchdog_enabled(0, &usec) > 0 ? usec : 0;
 }
 static inline int csd_is_socket_unix(int fd) { return sd_is_socket_unix(fd, 1 /* SOCK_STREAM */, 1, NULL, 0); }
+
+/// Not systemd, but the same place in the service's life: glibc's malloc_trim, which hands freed
+/// heap pages back to the system (Swift's Glibc module does not export malloc.h).
+static inline int csd_release_free_memory(void) { return malloc_trim(0); }
 #endif
