@@ -70,14 +70,17 @@ public struct FingerMatcher: Sendable {
                        threads: Int = 1) -> [(index: Int, score: Double)] {
         let slices = max(1, min(threads, gallery.count / 256 + 1))
         let chunk = (gallery.count + slices - 1) / max(1, slices)
-        let partial = Mutex<[[(index: Int, similarity: Double)]]>([])
+        let partial = Mutex<[(slice: Int, found: [(index: Int, similarity: Double)])]>([])
         let work = { @Sendable (slice: Int) in
             let range = min(gallery.count, slice * chunk)..<min(gallery.count, (slice + 1) * chunk)
             let found = Self.best(limit, of: range.lazy.map { ($0, cvis_print_match(probe.model, gallery[$0].model)) })
-            partial.withLock { $0.append(found) }
+            partial.withLock { $0.append((slice, found)) }
         }
         if slices == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: slices, execute: work) }
-        return Self.best(limit, of: partial.withLock { $0.joined().map { ($0.index, $0.similarity) } })
+        // Merged in slice order, so equal similarities keep the lowest index as in a serial scan
+        // (not whichever slice finished first).
+        let merged = partial.withLock { $0 }.sorted { $0.slice < $1.slice }.flatMap(\.found)
+        return Self.best(limit, of: merged.map { ($0.index, $0.similarity) })
             .map { ($0.index, calibration.score(similarity: $0.similarity)) }
     }
 
