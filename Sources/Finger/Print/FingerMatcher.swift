@@ -10,6 +10,9 @@ public final class PreparedPrint: @unchecked Sendable {
     /// The C++ model (cylinders); freed with this object. Never mutated after init.
     let model: OpaquePointer
 
+    /// The coarse 1:N code (a Bloom filter of minutia triplets, see `PrintIndex`); 512 bytes.
+    public let code: [UInt64]
+
     /// Minutiae with a valid cylinder (enough neighbours inside the print).
     public var cylinderCount: Int { Int(cvis_print_model_cylinders(model)) }
 
@@ -23,8 +26,17 @@ public final class PreparedPrint: @unchecked Sendable {
         guard let model = raw.withUnsafeMutableBufferPointer({ cvis_print_model_make($0.baseAddress, Int32($0.count), &status) }) else {
             return nil
         }
+        var code = [UInt64](repeating: 0, count: Int(CVIS_PRINT_CODE_WORDS))
+        status = raw.withUnsafeBufferPointer { m in
+            code.withUnsafeMutableBufferPointer { cvis_print_index_code(m.baseAddress, Int32(m.count), $0.baseAddress) }
+        }
+        guard status == CVIS_OK else {
+            cvis_print_model_free(model)
+            return nil
+        }
         self.template = template
         self.model = model
+        self.code = code
     }
 
     deinit { cvis_print_model_free(model) }
