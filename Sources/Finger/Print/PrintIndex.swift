@@ -101,14 +101,15 @@ public struct PrintIndex: Sendable {
                                           &index, &score, &written)
                 }
             }
-            // Only out of memory can fail here; then this slice is scored as if every reference
-            // were a candidate of score 0 (the merge still returns k).
+            // Only running out of memory fails here; the slice's first k references then stand in
+            // with score 0, so the search still gets a full shortlist.
             let best = status == CVIS_OK
                 ? (0..<written).map { (Int(index[$0]) + start, score[$0]) }
                 : (start..<min(end, start + k)).map { ($0, Float(0)) }
             found.withLock { $0.append(contentsOf: best) }
         }
         if slices == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: slices, execute: work) }
+        // Best first, equal scores by position: the same order whatever the slicing.
         let merged = found.withLock { $0 }
             .sorted { $0.score != $1.score ? $0.score > $1.score : $0.index < $1.index }
         return merged.prefix(k).map(\.index).sorted()
