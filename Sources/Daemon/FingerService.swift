@@ -14,7 +14,7 @@ final class FingerService: Sendable {
     let matcher = FingerMatcher()
     private let pool: AnalysisPool
     private let threads: Int
-    private let galleryCache = Mutex<[FingerReference]?>(nil)
+    private let galleryCache = Mutex<FingerGallery?>(nil)
     /// Per-camera distance calibration from the config (camera id or path → calibration).
     let optics: [String: DistanceCalibration]
 
@@ -62,10 +62,24 @@ final class FingerService: Sendable {
         }
     }
 
-    /// Every user's finger templates (cached until a change).
-    func gallery(_ store: TemplateStore) throws -> [FingerReference] {
+    /// References to search, with the pre-selection index over them (built once per gallery:
+    /// copying the references' 512-byte codes into one block).
+    struct FingerGallery: Sendable {
+        let references: [FingerReference]
+        let index: PrintIndex
+
+        init(_ references: [FingerReference], matcher: FingerMatcher) {
+            self.references = references
+            index = PrintIndex(references.map(\.print), matcher: matcher)
+        }
+
+        var isEmpty: Bool { references.isEmpty }
+    }
+
+    /// Every user's finger templates and their index (cached until a change).
+    func gallery(_ store: TemplateStore) throws -> FingerGallery {
         if let cached = galleryCache.withLock({ $0 }) { return cached }
-        let all = try references(store, user: nil)
+        let all = FingerGallery(try references(store, user: nil), matcher: matcher)
         galleryCache.withLock { $0 = all }
         return all
     }
@@ -74,14 +88,16 @@ final class FingerService: Sendable {
     func invalidateGallery() { galleryCache.withLock { $0 = nil } }
 
     /// The best-matching references for `probe`, best first, one per user (at most `limit`
-    /// users), on the SPEC §4 score scale. 1:N runs on `analysis_threads` threads: call it from
-    /// the pool (`run`), not from a task.
-    func rank(_ probe: FingerTemplate, among references: [FingerReference], limit: Int = 5)
+    /// users), on the SPEC §4 score scale. Large galleries go through the pre-selection index
+    /// (small ones, e.g. one user's fingers, are searched exhaustively by it). 1:N runs on
+    /// `analysis_threads` threads: call it from the pool (`run`), not from a task.
+    func rank(_ probe: FingerTemplate, among gallery: FingerGallery, limit: Int = 5)
         -> [(reference: FingerReference, score: Double)]
     {
+        let references = gallery.references
         guard let prepared = matcher.prepare(probe), !references.isEmpty else { return [] }
         // A user has up to ten fingers enrolled: ask for enough hits to find `limit` users.
-        let hits = matcher.search(prepared, in: references.map(\.print), limit: limit * 10, threads: threads)
+        let hits = gallery.index.search(prepared, limit: limit * 10, threads: threads)
         var users = Set<String>()
         var ranked: [(reference: FingerReference, score: Double)] = []
         for hit in hits where users.insert(references[hit.index].user).inserted {

@@ -2,6 +2,8 @@
 //   fvc                  FVC protocol (280 genuine, 45 impostor) and all pairs (280 / 2,880): EER, FNMR at
 //                        FMR 1 % and 0.1 %, ZeroFMR, beside NIST NBIS (mindtct + bozorth3) on the same images
 //   speed                extraction ms/image, 1:1 matches/s on one core, 1:N over 10k synthetic templates
+//   index                1:N with the pre-selection index (PrintIndex) vs the exhaustive scan, over
+//                        galleries of perturbed replicas (IndexBench.swift)
 //   calibrate [--write]  impostor similarity → FAR knots (writes Sources/Finger/Print/FingerCalibration.swift)
 // Run from the repository root after `swift build -c release --product biometricd-finger-bench`.
 import BiometricCamera
@@ -11,9 +13,9 @@ import Dispatch
 import Foundation
 
 private let printRepo = FileManager.default.currentDirectoryPath
-private let fvcDir = printRepo + "/../shared/data/fingers/fvc2002_db2_b/images"
+let fvcDir = printRepo + "/../shared/data/fingers/fvc2002_db2_b/images"
 
-private func printClock() -> Double {
+func printClock() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
@@ -22,13 +24,13 @@ private func printClock() -> Double {
 private func f(_ v: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", v) }
 
 /// One FVC image: finger 101…110, impression 1…8.
-private struct FVCImage {
+struct FVCImage {
     let finger: Int
     let impression: Int
     let image: FingerprintImage
 }
 
-private func loadFVC() -> [FVCImage] {
+func loadFVC() -> [FVCImage] {
     var out: [FVCImage] = []
     for finger in 101...110 {
         for impression in 1...8 {
@@ -49,7 +51,7 @@ private func loadFVC() -> [FVCImage] {
     return out
 }
 
-private func extractAll(_ images: [FVCImage]) -> [FingerTemplate] {
+func extractAll(_ images: [FVCImage]) -> [FingerTemplate] {
     let extractor = FingerprintExtractor(minimumMinutiae: 0)
     return images.map { img in
         do { return try extractor.extract(img.image) } catch {
@@ -147,7 +149,7 @@ private func runFVC() {
 /// A realistic-looking impostor/genuine-like template: a real template rotated (±30°), shifted
 /// (±40 px), with 25 % of its minutiae dropped, the rest jittered (±2 px, ±6°), and 10 % spurious
 /// minutiae added at random places inside its extent. Stands in for other fingers when timing 1:N.
-private func synthetic(from base: FingerTemplate, rng: inout SystemRandomNumberGenerator) -> FingerTemplate {
+func synthetic<R: RandomNumberGenerator>(from base: FingerTemplate, rng: inout R) -> FingerTemplate {
     let angle = Double.random(in: -Double.pi / 6...Double.pi / 6, using: &rng)
     let dx = Double.random(in: -40...40, using: &rng), dy = Double.random(in: -40...40, using: &rng)
     let cx = Double(base.width) / 2, cy = Double(base.height) / 2
@@ -280,8 +282,9 @@ func runPrintBench(_ arguments: [String]) {
     case "fvc": runFVC()
     case "speed": runSpeed()
     case "calibrate": runCalibrate(write: arguments.contains("--write"))
+    case "index": runIndexBench(Array(arguments.dropFirst()))
     default:
-        print("usage: biometricd-finger-bench print fvc | speed | calibrate [--write]")
+        print("usage: biometricd-finger-bench print fvc | speed | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write]")
         exit(2)
     }
 }

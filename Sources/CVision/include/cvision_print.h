@@ -59,6 +59,21 @@ int cvis_print_model_cylinders(const cvis_print_model *model);
 /// Similarity of two prepared templates, 0–1 (symmetric up to rounding). 0 when either is empty.
 double cvis_print_match(const cvis_print_model *probe, const cvis_print_model *reference);
 
+/// 1:N pre-selection (print_index.cpp): a print's index code is a Bloom filter of its minutia
+/// triplets' rotation- and translation-invariant features, CVIS_PRINT_CODE_WORDS 64-bit words.
+#define CVIS_PRINT_CODE_WORDS 64
+
+/// Writes the index code of `count` minutiae (same conventions as cvis_print_model_make) to `code`
+/// (CVIS_PRINT_CODE_WORDS words). Fewer than three usable minutiae give an empty code.
+cvis_status cvis_print_index_code(const cvis_minutia *minutiae, int count, uint64_t *code);
+
+/// Coarse scores of `probe` against `count` codes stored one after another (count ×
+/// CVIS_PRINT_CODE_WORDS words): shared bits / √(bits set in the reference). Writes the `k` best
+/// (or all, if fewer) as positions in `codes` and their scores, in no particular order; equal
+/// scores are broken by position. `*found` receives how many were written.
+cvis_status cvis_print_index_best(const uint64_t *probe, const uint64_t *codes, size_t count, size_t k,
+                                  uint32_t *best_index, float *best_score, size_t *found);
+
 /// Encodes packed grey (channels 1) or BGR (channels 3) pixels as baseline JPEG (quality 1–100).
 /// The caller frees *out with cvis_free.
 cvis_status cvis_encode_jpeg(const uint8_t *pixels, int width, int height, int channels, int quality,

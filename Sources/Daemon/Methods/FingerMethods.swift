@@ -89,7 +89,7 @@ extension Minutia {
 extension Daemon {
     /// Fast authentication of one user's fingers, with their lockout.
     func fingerVerify(_ p: FingerAuthParams, user: String, _ context: CallContext) async throws -> FingerVerifyResult {
-        let references = try finger.references(store, user: user)
+        let references = FingerService.FingerGallery(try finger.references(store, user: user), matcher: finger.matcher)
         guard !references.isEmpty else {
             throw RPCError.app(.noFingerRegistered, "user '\(user)' has no finger enrolled",
                                hint: "enrol first: authctl finger enroll \(user)", details: ["user": .string(user)])

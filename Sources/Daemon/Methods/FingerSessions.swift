@@ -195,7 +195,7 @@ extension Daemon {
 
     /// Fast authentication: keep capturing, extract each finger when its print improves, and
     /// match it until a match or the deadline.
-    func fingerAuthenticate(_ p: FingerAuthParams, references: [FingerService.FingerReference], context: CallContext)
+    func fingerAuthenticate(_ p: FingerAuthParams, references: FingerService.FingerGallery, context: CallContext)
         async throws -> FingerAuthOutcome
     {
         let spec = FingerCaptureSpec(p.capture)

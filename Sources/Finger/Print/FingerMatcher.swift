@@ -10,6 +10,9 @@ public final class PreparedPrint: @unchecked Sendable {
     /// The C++ model (cylinders); freed with this object. Never mutated after init.
     let model: OpaquePointer
 
+    /// The coarse 1:N code (a Bloom filter of minutia triplets, see `PrintIndex`); 512 bytes.
+    public let code: [UInt64]
+
     /// Minutiae with a valid cylinder (enough neighbours inside the print).
     public var cylinderCount: Int { Int(cvis_print_model_cylinders(model)) }
 
@@ -23,8 +26,17 @@ public final class PreparedPrint: @unchecked Sendable {
         guard let model = raw.withUnsafeMutableBufferPointer({ cvis_print_model_make($0.baseAddress, Int32($0.count), &status) }) else {
             return nil
         }
+        var code = [UInt64](repeating: 0, count: Int(CVIS_PRINT_CODE_WORDS))
+        status = raw.withUnsafeBufferPointer { m in
+            code.withUnsafeMutableBufferPointer { cvis_print_index_code(m.baseAddress, Int32(m.count), $0.baseAddress) }
+        }
+        guard status == CVIS_OK else {
+            cvis_print_model_free(model)
+            return nil
+        }
         self.template = template
         self.model = model
+        self.code = code
     }
 
     deinit { cvis_print_model_free(model) }
@@ -70,14 +82,17 @@ public struct FingerMatcher: Sendable {
                        threads: Int = 1) -> [(index: Int, score: Double)] {
         let slices = max(1, min(threads, gallery.count / 256 + 1))
         let chunk = (gallery.count + slices - 1) / max(1, slices)
-        let partial = Mutex<[[(index: Int, similarity: Double)]]>([])
+        let partial = Mutex<[(slice: Int, found: [(index: Int, similarity: Double)])]>([])
         let work = { @Sendable (slice: Int) in
             let range = min(gallery.count, slice * chunk)..<min(gallery.count, (slice + 1) * chunk)
             let found = Self.best(limit, of: range.lazy.map { ($0, cvis_print_match(probe.model, gallery[$0].model)) })
-            partial.withLock { $0.append(found) }
+            partial.withLock { $0.append((slice, found)) }
         }
         if slices == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: slices, execute: work) }
-        return Self.best(limit, of: partial.withLock { $0.joined().map { ($0.index, $0.similarity) } })
+        // Merged in slice order, so equal similarities keep the lowest index as in a serial scan
+        // (not whichever slice finished first).
+        let merged = partial.withLock { $0 }.sorted { $0.slice < $1.slice }.flatMap(\.found)
+        return Self.best(limit, of: merged.map { ($0.index, $0.similarity) })
             .map { ($0.index, calibration.score(similarity: $0.similarity)) }
     }
 
