@@ -2,6 +2,7 @@
 // landmarks, solvePnP head pose, quality measures, embeddings (face_embed.cpp), drawing.
 #include "cvision_face.h"
 #include "face_internal.hpp"
+#include <mutex>
 #include "internal.hpp"
 
 #include <algorithm>
@@ -30,7 +31,12 @@ struct cvis_face_models {
     dlib::frontal_face_detector hog;
     dlib::shape_predictor shape68;
     dlib::shape_predictor shape5; // optional (num_parts() == 0 when absent): chip alignment
-    std::shared_ptr<const cvis::FaceNetWeights> net;
+    // The ResNet: loaded (and so checked) with the models, then handed to the first engine; each
+    // later engine reads the file again (~0.2 s, once per engine) rather than every process
+    // keeping a spare 22 MB copy to copy from.
+    std::string net_path;
+    mutable std::mutex net_mutex;
+    mutable cvis::FaceNetWeightsPtr spare_net;
 };
 
 struct cvis_face_engine {
@@ -398,7 +404,8 @@ cvis_face_models *cvis_face_models_load(const char *yunet_onnx, const char *shap
         if (resnet) {
             if (!std::ifstream(resnet)) return fail(CVIS_ERR_IO, std::string(resnet) + " cannot be read");
             try {
-                models->net = cvis::load_face_net(resnet);
+                models->spare_net = cvis::load_face_net(resnet);
+                models->net_path = resnet;
             } catch (const dlib::serialization_error &e) {
                 return fail(CVIS_ERR_DECODE, std::string(resnet) + " is not dlib's face recognition ResNet: " + e.what());
             }
@@ -433,7 +440,15 @@ cvis_face_engine *cvis_face_engine_create(const cvis_face_models *models, cvis_s
         } else {
             engine->hog = std::make_unique<dlib::frontal_face_detector>(models->hog);
         }
-        if (models->net) engine->net = std::make_unique<cvis::FaceNet>(*models->net);
+        if (!models->net_path.empty()) {
+            cvis::FaceNetWeightsPtr weights;
+            {
+                std::lock_guard<std::mutex> lock(models->net_mutex);
+                weights = std::move(models->spare_net);
+            }
+            if (!weights) weights = cvis::load_face_net(models->net_path);
+            engine->net = std::make_unique<cvis::FaceNet>(std::move(weights));
+        }
         result = engine.release();
         return CVIS_OK;
     });

@@ -51,20 +51,22 @@ struct FaceNetWeights {
     anet_type net;
 };
 
-std::shared_ptr<const FaceNetWeights> load_face_net(const std::string &path) {
-    auto weights = std::make_shared<FaceNetWeights>();
+FaceNetWeightsPtr load_face_net(const std::string &path) {
+    FaceNetWeightsPtr weights(new FaceNetWeights());
     dlib::deserialize(path) >> weights->net;
     return weights;
 }
+
+void FaceNetWeightsDeleter::operator()(FaceNetWeights *w) const { delete w; }
 
 struct FaceNet::Impl {
     anet_type net;
     std::vector<matrix<rgb_pixel>> chips;
     matrix<rgb_pixel> base;
-    explicit Impl(const anet_type &loaded) : net(loaded) {}
+    explicit Impl(anet_type &&loaded) : net(std::move(loaded)) {}
 };
 
-FaceNet::FaceNet(const FaceNetWeights &weights) : impl_(std::make_unique<Impl>(weights.net)) {}
+FaceNet::FaceNet(FaceNetWeightsPtr weights) : impl_(std::make_unique<Impl>(std::move(weights->net))) {}
 FaceNet::~FaceNet() = default;
 
 namespace {

@@ -11,9 +11,14 @@
 
 namespace cvis {
 
-/// dlib's ResNet face recogniser weights (read-only once loaded; defined in face_embed.cpp).
+/// dlib's ResNet face recogniser weights (defined in face_embed.cpp).
 struct FaceNetWeights;
-std::shared_ptr<const FaceNetWeights> load_face_net(const std::string &path);
+/// Deletes where the type is complete (face_embed.cpp), so other files can hold the pointer.
+struct FaceNetWeightsDeleter {
+    void operator()(FaceNetWeights *w) const;
+};
+using FaceNetWeightsPtr = std::unique_ptr<FaceNetWeights, FaceNetWeightsDeleter>;
+FaceNetWeightsPtr load_face_net(const std::string &path);
 
 /// Size of the fixed view table (the chip, its mirror, then jitters); see cvis_face_embed_views.
 constexpr int face_view_count = 42;
@@ -23,7 +28,9 @@ constexpr int face_jittered_views = 8;
 /// One thread's copy of the recognition network (dlib nets keep per-call state).
 class FaceNet {
   public:
-    explicit FaceNet(const FaceNetWeights &weights);
+    /// Takes the weights over (no copy: each engine's network is its own, and the 22 MB of
+    /// weights are not kept a second time for making copies).
+    explicit FaceNet(FaceNetWeightsPtr weights);
     ~FaceNet();
     FaceNet(const FaceNet &) = delete;
     FaceNet &operator=(const FaceNet &) = delete;

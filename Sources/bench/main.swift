@@ -124,11 +124,12 @@ final class Daemon {
     }
     static func newRoot() -> String { "/tmp/bench-\(getpid())-\(Int.random(in: 0..<1_000_000))" }
 
+    /// SIGTERM, then waits up to 20 s. Polls `isRunning`: Foundation's waitUntilExit can miss a
+    /// child's exit on Linux and wait for ever (seen here).
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<2000 where process.isRunning { usleep(10_000) }
     }
     func waitForSocket() {
         for _ in 0..<500 {
@@ -493,7 +494,7 @@ if wanted("memory") { do {
     fingerOnly.stop()
     print("rss_idle_finger_only_kb=\(lean.rss) (no face models: the libraries, Swift runtime and the daemon)")
     let loaded = daemon.memory()
-    print("rss_idle_face_models_loaded_kb=\(loaded.rss); the face models and their engine: \((loaded.rss - lean.rss) / 1024) MiB")
+    print("rss_idle_face_models_loaded_kb=\(loaded.rss); the face models (no engine yet): \((loaded.rss - lean.rss) / 1024) MiB")
     // One verify creates the analysis engines (each with its own copy of the ResNet).
     let client = try BiometricClient(socketPath: daemon.socket)
     _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "mem", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),

@@ -339,6 +339,36 @@ func runIdentify() {
     }
 }
 
+// MARK: - Where the face models' megabytes go
+
+func runMemory() {
+    func rss() -> Double {
+        let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let kb = text.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+        return Double(kb) / 1024
+    }
+    var last = rss()
+    func step(_ what: String) {
+        let now = rss()
+        print("\(what): RSS \(fmt(now, 1)) MiB (+\(fmt(now - last, 1)))")
+        last = now
+    }
+    step("process with the libraries")
+    let models = loadModels()
+    step("models loaded (landmarks 68 + 5, ResNet weights, YuNet file, HOG)")
+    guard let frame = readFrame(shared + "/faces/lfw/images/Tony_Blair/Tony_Blair_0018.jpg") else { return }
+    func analyse(_ engine: FaceEngine) {
+        guard let o = try? FacePipeline.analyze(frame, tracker: FaceTracker(), engine: engine), let landmarks = o.landmarks else { return }
+        let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
+        _ = try? engine.embed(image, landmarks: landmarks, views: .mirrored)
+        _ = try? engine.embed(image, landmarks: landmarks, views: .jittered)
+    }
+    _ = try? models.withEngine { analyse($0) }
+    step("first engine after a frame, a probe and a stored template (its ResNet copy, YuNet buffers)")
+    _ = try? models.withEngine { a in try models.withEngine { b in analyse(a); analyse(b) } }
+    step("second engine, the same work")
+}
+
 // MARK: - Replay cue on the real clips
 
 func runSpoof() {
@@ -789,6 +819,7 @@ case "lfw-views":
     let count = arguments.firstIndex(of: "--count").flatMap { Int(arguments[$0 + 1]) } ?? 26
     runLFWViews(count: max(2, min(42, count)))
 case "stages": runStages()
+case "memory": runMemory()
 case "identify": runIdentify()
 default:
     print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture")
