@@ -381,7 +381,13 @@ func statusLoad(clients: Int, calls: Int, rate: Double?, socket: String) -> (per
                         wait = min(wait, due - t)
                     }
                 }
-                guard poll(&fds, nfds_t(fds.count), Int32(max(0, min(1000, (wait * 1000).rounded(.up))))) >= 0 else { break }
+                // poll's timeout is in whole milliseconds: wait that long rounded down, then poll
+                // without waiting and yield the CPU until the planned time (a rounded-up timeout
+                // would send calls late and count the lateness as latency).
+                let ms = Int32(max(0, min(1000, wait * 1000)).rounded(.down))
+                let ready = poll(&fds, nfds_t(fds.count), ms)
+                guard ready >= 0 else { break }
+                if ready == 0 && ms == 0 { sched_yield() }
                 for i in fds.indices where fds[i].revents != 0 {
                     fds[i].revents = 0
                     guard let ok = conns[i].receive() else { continue }
