@@ -70,6 +70,20 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 
 func fmt(_ v: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", v) }
 
+/// Runs `body` (bind or connect) with `path` as a sockaddr_un.
+func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+    var a = sockaddr_un()
+    a.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &a.sun_path) { raw in
+        let b = Array(path.utf8)
+        raw.copyBytes(from: b)
+        raw[b.count] = 0
+    }
+    return withUnsafePointer(to: &a) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+}
+
 /// A datagram socket standing in for systemd's NOTIFY_SOCKET.
 final class NotifySocket {
     let fd: Int32
@@ -77,14 +91,7 @@ final class NotifySocket {
     init() {
         path = "/tmp/bench-notify-\(getpid())-\(Int.random(in: 0..<1_000_000)).sock"
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var a = sockaddr_un()
-        a.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &a.sun_path) { raw in
-            let b = Array(path.utf8)
-            raw.copyBytes(from: b)
-            raw[b.count] = 0
-        }
-        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        _ = withUnixAddress(path) { bind(fd, $0, $1) }
     }
     /// Waits for a datagram containing `word`.
     func wait(for word: String, timeout: Double) -> Bool {
@@ -244,17 +251,7 @@ final class RawStatusClient {
 
     init?(socket path: String) {
         fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var a = sockaddr_un()
-        a.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &a.sun_path) { raw in
-            let b = Array(path.utf8)
-            raw.copyBytes(from: b)
-            raw[b.count] = 0
-        }
-        let ok = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if ok != 0 {
+        if withUnixAddress(path, { connect(fd, $0, $1) }) != 0 {
             close(fd)
             return nil
         }
