@@ -107,12 +107,6 @@ final class FaceService: Sendable {
 
     /// Threads one 1:N scan may use (analysis_threads).
     var searchThreads: Int { max(1, threads) }
-
-    /// Best score of `probe` against `references`.
-    func score(_ probe: FaceTemplate, against references: [FaceTemplate]) -> Double {
-        let best = references.map { probe.distance(to: $0) }.min() ?? 2
-        return calibration.score(distance: best)
-    }
 }
 
 /// Rate-limits face.frame events to ~15 per second; changes of phase always go out.

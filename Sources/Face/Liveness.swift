@@ -28,7 +28,8 @@ public struct BlinkLiveness: Sendable {
     private var stillSinceNs: UInt64?
     private var lastPoints: [SIMD2<Double>]?
     private var openSamples: [Double] = []
-    private var baseline: Double?
+    /// The person's open-eye level (eye aspect ratio), measured while they kept still.
+    public private(set) var baseline: Double?
     private var closedFrames = 0
     private var sawClosed = false
     private var lastTimestamp: UInt64?

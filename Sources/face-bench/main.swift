@@ -458,41 +458,6 @@ func eyeOpenness(_ frame: Frame, _ landmarks: Landmarks, _ points: ClosedRange<I
     return crop.withUnsafeBufferPointer { EyeState.openness(grey: $0.baseAddress!, width: cw, height: ch) }
 }
 
-/// BlinkLiveness's open-eye baseline, recomputed the same way (its state is private): the
-/// keep-still phase's EAR samples, upper median, once the face held still for stillDurationNs.
-struct BaselineMirror {
-    let stillDurationNs: UInt64
-    let stillTolerance: Double
-    var stillSinceNs: UInt64?
-    var lastPoints: [SIMD2<Double>]?
-    var openSamples: [Double] = []
-    var baseline: Double?
-
-    mutating func observe(_ landmarks: Landmarks?, timestampNs: UInt64) {
-        guard baseline == nil else { return }
-        guard let landmarks else { stillSinceNs = nil; lastPoints = nil; return }
-        let ear = landmarks.eyeAspectRatio
-        var moved: Double?
-        if let last = lastPoints {
-            let total = zip(last, landmarks.points).map { a, b in ((a - b) * (a - b)).sum().squareRoot() }.reduce(0, +)
-            moved = total / Double(landmarks.points.count) / max(landmarks.interocular, 1)
-        }
-        lastPoints = landmarks.points
-        guard let moved, moved < stillTolerance else {
-            stillSinceNs = moved == nil ? timestampNs : nil
-            openSamples.removeAll()
-            if moved == nil { openSamples.append(ear) }
-            return
-        }
-        if stillSinceNs == nil { stillSinceNs = timestampNs }
-        openSamples.append(ear)
-        if timestampNs - stillSinceNs! >= stillDurationNs, openSamples.count >= 3 {
-            let sorted = openSamples.sorted()
-            baseline = sorted[min(sorted.count - 1, sorted.count * 2 / 3)]
-        }
-    }
-}
-
 struct BlinkFrame {
     let index: Int  // frame of the 25 fps clip
     let ear: Double?
@@ -504,9 +469,8 @@ struct BlinkFrame {
 func blinkRun(_ frames: [Frame], keep: [Int], fps: Double, label: String, models: FaceModels) -> [BlinkFrame] {
     let tracker = FaceTracker()
     var liveness = BlinkLiveness(livenessThreshold: 0)
-    var mirror = BaselineMirror(stillDurationNs: liveness.stillDurationNs, stillTolerance: liveness.stillTolerance)
     var rows: [BlinkFrame] = []
-    var stillDoneAt: Int?, mirrorDoneAt: Int?, liveAt: Int?
+    var stillDoneAt: Int?, liveAt: Int?
     var misses = 0
     for i in keep {
         let frame = frames[i]
@@ -514,17 +478,14 @@ func blinkRun(_ frames: [Frame], keep: [Int], fps: Double, label: String, models
         let lm = obs?.landmarks
         if lm == nil { misses += 1 }
         let outcome = liveness.observe(lm, timestampNs: frame.timestampNs)
-        mirror.observe(lm, timestampNs: frame.timestampNs)
         if stillDoneAt == nil, liveness.phase != .keepStill { stillDoneAt = i }
-        if mirrorDoneAt == nil, mirror.baseline != nil { mirrorDoneAt = i }
         if liveAt == nil, outcome == .live { liveAt = i }
         rows.append(BlinkFrame(index: i, ear: lm?.eyeAspectRatio,
                                openness: lm.map { (eyeOpenness(frame, $0, 36...41) + eyeOpenness(frame, $0, 42...47)) / 2 }))
     }
     let ms = 1000 / fps
-    print("\(label): \(keep.count) frames, no face in \(misses); keep-still done at frame \(stillDoneAt.map(String.init) ?? "never")"
-          + (mirrorDoneAt == stillDoneAt ? "" : " (MIRROR DISAGREES: \(mirrorDoneAt.map(String.init) ?? "never"))"))
-    guard let baseline = mirror.baseline else { print("\(label): no baseline (face never held still)"); return rows }
+    print("\(label): \(keep.count) frames, no face in \(misses); keep-still done at frame \(stillDoneAt.map(String.init) ?? "never")")
+    guard let baseline = liveness.baseline else { print("\(label): no baseline (face never held still)"); return rows }
     let closeAt = baseline * liveness.closeRatio
     let closedFrames = rows.filter { ($0.ear ?? .infinity) < closeAt }.map(\.index)
     let firstClosed = closedFrames.first
@@ -744,22 +705,23 @@ func clipObservations(_ clip: String, models: FaceModels) -> [(HeadPose?, Landma
     }
 }
 
-/// Runs keep-still, then `sequence`, on the frames `order` at 30 fps; the outcome and when.
+/// Runs the sessions' liveness check (keep-still, then `sequence` and the blink) on the frames
+/// `order` at 30 fps; the outcome and when.
 func simulateChallenge(_ obs: [(HeadPose?, Landmarks?)], order: [Int], sequence: [ChallengeLiveness.Action],
                        stepTimeoutMs: Int = 5000, trace: Bool = false) -> (passed: Bool, seconds: Double, why: String) {
-    var blink = BlinkLiveness(livenessThreshold: 50)
-    var challenge = ChallengeLiveness(sequence: sequence, stepTimeoutMs: stepTimeoutMs)
+    var check = FaceLivenessCheck(livenessThreshold: 50, challenge: sequence, stepTimeoutMs: stepTimeoutMs)
     for (n, i) in order.enumerated() {
         let ns = UInt64(Double(n) / 30 * 1e9)
         let (pose, landmarks) = obs[i]
-        _ = blink.observe(landmarks, timestampNs: ns)
-        if blink.phase != .keepStill, challenge.state == .waiting, let pose { challenge.start(rest: pose, at: ns) }
-        let state = challenge.observe(pose, at: ns)
-        if trace { print("\(n) frame \(i) yaw \(pose.map { fmt($0.yaw, 1) } ?? "-") pitch \(pose.map { fmt($0.pitch, 1) } ?? "-") blink \(blink.phase) \(state)") }
-        if case .failed(let why) = state { return (false, Double(n) / 30, why) }
-        if state == .passed && blink.phase == .done { return (true, Double(n) / 30, "") }
+        let verdict = check.observe(landmarks: landmarks, pose: pose, at: ns)
+        if trace { print("\(n) frame \(i) yaw \(pose.map { fmt($0.yaw, 1) } ?? "-") pitch \(pose.map { fmt($0.pitch, 1) } ?? "-") blink \(check.phase) \(verdict)") }
+        switch verdict {
+        case .failedChallenge(let why, _): return (false, Double(n) / 30, why)
+        case .live: return (true, Double(n) / 30, "")
+        case .pending: continue
+        }
     }
-    return (false, Double(order.count) / 30, "clip ended (\(challenge.state), blink \(blink.phase))")
+    return (false, Double(order.count) / 30, "clip ended (\(check.challengeState.map { "\($0)" } ?? "-"), blink \(check.phase))")
 }
 
 /// How often a replay of each clip passes a random challenge: every sequence of 2 (and 3) moves

@@ -96,7 +96,7 @@ extension Daemon {
             // reference like an enrolment (the pairing the score calibration is fitted on).
             let probe = try await templateOrImage(p.probe, field: "probe", views: .mirrored)
             let reference = try await templateOrImage(p.reference, field: "reference", views: .jittered)
-            let score = face.score(probe, against: [reference])
+            let score = FaceVerification.score(probe, against: [reference], calibration: face.calibration)
             return MatchResult(score: score, match: score >= threshold, threshold: threshold)
         }
     }

@@ -1,0 +1,55 @@
+import Foundation
+import BiometricFace
+import BiometricProtocol
+
+/// The one place where a session's typed failure becomes its SPEC §6 error (code, message,
+/// hint, data).
+extension RPCError {
+    init(_ failure: FaceFailure) {
+        switch failure {
+        case .spoof(.challenge(let reason, let stepsDone), let score):
+            self = .spoof("the head moves asked for were not made: \(reason)", cue: "challenge", livenessScore: score,
+                          hint: "follow the moves shown (a recording cannot)", ["steps_done": .int(Int64(stepsDone))])
+        case .spoof(.recapture(let share), let score):
+            self = .spoof("the face looks re-captured from a screen (its fine detail is gone)", cue: "recapture",
+                          livenessScore: score, ["high_frequency_share": .double(share)])
+        case .spoof(.border(let fraction), let score):
+            self = .spoof("the face is shown on a screen or a print (it sits inside straight borders)", cue: "border",
+                          livenessScore: score, ["framed_fraction": .double(fraction)])
+        case .noBlink(let timeoutMs, let score, let fps):
+            var details: [String: JSONValue] = ["liveness_score": .int(Int64(score))]
+            var hint = "blink once, naturally, while looking at the camera"
+            if let fps { details["camera_fps"] = .double((fps * 10).rounded() / 10) }
+            if (fps ?? 30) < 8 {
+                hint = "the camera is too slow (under 8 fps) to see a blink; use a faster mode or more light"
+            }
+            self = .app(.blinkTimeout, "no blink within \(timeoutMs) ms", hint: hint, details: details)
+        case .lowQuality(let threshold, let feedback, let enrolling):
+            self = .app(.badQuality, enrolling ? "no frame reached quality \(threshold)" : "only frames below quality \(threshold) were seen",
+                        hint: feedback.map(Self.describe).joined(separator: "; "),
+                        details: ["feedback": .array(feedback.map { .string($0) })])
+        case .timeout(let timeoutMs, let sawFace):
+            self = .app(.timeout, sawFace ? "no decision within \(timeoutMs) ms" : "no face seen within \(timeoutMs) ms",
+                        hint: sawFace ? "keep still, then blink" : "look at the camera", details: ["face_seen": .bool(sawFace)])
+        case .enrolmentIncomplete(let timeoutMs, let pose, let got, let needed, let feedback):
+            self = .app(.timeout, "enrolment did not complete within \(timeoutMs) ms (pose \(pose.rawValue): \(got)/\(needed) frames)",
+                        hint: "follow the guidance: \(feedback.map(Self.describe).joined(separator: ", "))")
+        }
+    }
+
+    /// spoof_detected (3004) for the cue that fired: `data.cue`, the liveness score capped at 20.
+    private static func spoof(_ message: String, cue: String, livenessScore: Int, hint: String = "present your real face to the camera",
+                              _ details: [String: JSONValue]) -> RPCError
+    {
+        var all = details
+        all["liveness_score"] = .int(Int64(min(livenessScore, 20)))
+        all["spoof_attempt"] = true
+        all["cue"] = .string(cue)
+        return .app(.spoofDetected, message, hint: hint, details: all)
+    }
+
+    /// A SPEC §5 feedback code as words.
+    static func describe(_ feedback: String) -> String {
+        feedback.replacingOccurrences(of: "_", with: " ")
+    }
+}

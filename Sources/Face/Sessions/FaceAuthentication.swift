@@ -1,0 +1,147 @@
+/// Settings of a verify or identify session (the caller applies SPEC defaults).
+public struct FaceAuthenticationSettings: Sendable {
+    /// Keep-still + blink (and the presentation-attack cues); false: image mode.
+    public var liveness: Bool
+    public var matchingThreshold: Double
+    public var qualityThreshold: Int
+    public var livenessThreshold: Int
+    public var blinkTimeoutMs: Int
+    public var timeoutMs: Int
+    /// Image mode decides after this many good frames without a match.
+    public var maxGoodFrames = 5
+    /// No frame is matched after this many (the decision then waits for liveness alone).
+    public var maxJudgedFrames = 20
+    /// Challenge-response liveness: the moves to ask for (nil: blink mode).
+    public var challenge: [ChallengeLiveness.Action]?
+    public var challengeStepTimeoutMs = 5000
+
+    public init(liveness: Bool, matchingThreshold: Double, qualityThreshold: Int, livenessThreshold: Int, blinkTimeoutMs: Int,
+                timeoutMs: Int, challenge: [ChallengeLiveness.Action]? = nil, challengeStepTimeoutMs: Int = 5000)
+    {
+        self.liveness = liveness
+        self.matchingThreshold = matchingThreshold
+        self.qualityThreshold = qualityThreshold
+        self.livenessThreshold = livenessThreshold
+        self.blinkTimeoutMs = blinkTimeoutMs
+        self.timeoutMs = timeoutMs
+        self.challenge = challenge
+        self.challengeStepTimeoutMs = challengeStepTimeoutMs
+    }
+}
+
+/// How a verify or identify capture ended.
+public struct FaceAuthenticationOutcome: Sendable, Equatable {
+    public var bestScore = 0.0
+    public var matched = false
+    public var liveness = FaceLivenessResult.notChecked
+    public var livenessScore = 0
+    public var goodFrames = 0
+}
+
+/// The part verify and identify share: liveness (keep-still, blink, challenge moves, replay and
+/// re-capture cues), the quality gate, and when to decide. What a template scores is the
+/// wrapper's business; it reports back through `record(score:matched:)`.
+struct FaceAuthentication: Sendable {
+    let settings: FaceAuthenticationSettings
+    let deadlineNs: UInt64
+    private var liveness: FaceLivenessCheck
+    private var replayCue = ReplayCue()
+    private var recaptureCue = RecaptureCue()
+    private var sawFace = false
+    private(set) var outcome = FaceAuthenticationOutcome()
+    /// This frame, between `observe` and `conclude`.
+    private var frame: (observation: FaceObservation, ns: UInt64, live: Bool)?
+    /// The last frame's feedback (reported if the session ends without a good frame).
+    private var lastFeedback: [String] = []
+
+    init(_ settings: FaceAuthenticationSettings, startedAt: UInt64) {
+        self.settings = settings
+        deadlineNs = startedAt + UInt64(max(0, settings.timeoutMs)) * 1_000_000
+        liveness = FaceLivenessCheck(livenessThreshold: settings.livenessThreshold, challenge: settings.challenge,
+                                     stepTimeoutMs: settings.challengeStepTimeoutMs)
+    }
+
+    /// The liveness part of a frame. Returns a failure, or whether this frame's template is
+    /// wanted; `restarted` is set when another face took over (the wrapper forgets its matches).
+    mutating func observe(_ observation: FaceObservation, at now: UInt64, restarted: inout Bool) -> Result<Bool, FaceFailure> {
+        let s = settings
+        if observation.box != nil { sawFace = true }
+        lastFeedback = observation.feedback
+        if s.liveness && observation.trackRestarted {
+            // Another face: keep-still, blink and the match must all come from one tracked
+            // face, so they start again.
+            liveness.reset()
+            replayCue = ReplayCue()
+            recaptureCue = RecaptureCue()
+            outcome = FaceAuthenticationOutcome()
+            restarted = true
+        }
+        var live = !s.liveness
+        if s.liveness {
+            switch liveness.observe(landmarks: observation.landmarks, pose: observation.pose, at: now) {
+            case .failedChallenge(let reason, let stepsDone):
+                return .failure(.spoof(.challenge(reason: reason, stepsDone: stepsDone), livenessScore: liveness.score))
+            case .live: live = true
+            case .pending: live = false
+            }
+            outcome.livenessScore = liveness.score
+            if let features = observation.recapture, let box = observation.box {
+                recaptureCue.observe(features, faceWidth: box.width)
+            }
+            if recaptureCue.isSpoof {
+                let share = ((recaptureCue.level ?? 0) * 1e5).rounded() / 1e5
+                return .failure(.spoof(.recapture(highFrequencyShare: share), livenessScore: outcome.livenessScore))
+            }
+            // A face big enough for the re-capture cue is judged by it before it may pass.
+            if live, recaptureCue.level == nil, (observation.box?.width ?? 0) >= RecaptureCue.minimumFaceWidth { live = false }
+            if let mask = observation.borderMask { replayCue.observe(borderMask: mask) }
+            if replayCue.isSpoof {
+                let fraction = (replayCue.framedFraction * 100).rounded() / 100
+                return .failure(.spoof(.border(framedFraction: fraction), livenessScore: outcome.livenessScore))
+            }
+        }
+        frame = (observation, now, live)
+        let good = observation.isUsable && observation.qualityScore >= s.qualityThreshold
+        return .success(good && (!outcome.matched || live) && outcome.goodFrames < s.maxJudgedFrames)
+    }
+
+    /// A judged template of this frame.
+    mutating func record(score: Double, matched: Bool) {
+        outcome.goodFrames += 1
+        outcome.bestScore = max(outcome.bestScore, score)
+        outcome.matched = outcome.matched || matched
+    }
+
+    /// The end of a frame: decided, failed (no blink in time), or the progress to show.
+    mutating func conclude(extraction: String?) -> FaceStep<FaceAuthenticationOutcome> {
+        guard let (observation, now, live) = frame else { return .failed(.timeout(timeoutMs: settings.timeoutMs, sawFace: sawFace)) }
+        frame = nil
+        let action = settings.liveness ? liveness.action : nil
+        let progress = FaceProgress(observation: observation, livenessAction: action, livenessScore: outcome.livenessScore,
+                                    extraction: extraction, captured: outcome.goodFrames, needed: 0,
+                                    throttleKey: liveness.phaseKey)
+        if settings.liveness {
+            if live && outcome.goodFrames > 0 {
+                var decided = outcome
+                decided.liveness = .live
+                return .decided(decided, progress)
+            }
+            if liveness.blinkOverdue(at: now, timeoutMs: settings.blinkTimeoutMs) {
+                return .failed(.noBlink(timeoutMs: settings.blinkTimeoutMs, livenessScore: liveness.blinkScore,
+                                        cameraFPS: liveness.measuredFPS))
+            }
+        } else if outcome.matched || outcome.goodFrames >= settings.maxGoodFrames {
+            return .decided(outcome, progress)
+        }
+        if now >= deadlineNs, let failure = expired(now: now) { return .failed(failure) }
+        return .progress(progress)
+    }
+
+    func expired(now: UInt64) -> FaceFailure? {
+        guard now >= deadlineNs else { return nil }
+        if outcome.goodFrames == 0 && sawFace {
+            return .lowQuality(threshold: settings.qualityThreshold, feedback: lastFeedback, enrolling: false)
+        }
+        return .timeout(timeoutMs: settings.timeoutMs, sawFace: sawFace)
+    }
+}
