@@ -69,12 +69,12 @@ let package = Package(
         ),
         .target(
             name: "BiometricFace",
-            dependencies: ["CVision", "COpenBLAS", "CSearch", "BiometricCamera"],
+            dependencies: ["BiometricProtocol", "CVision", "COpenBLAS", "CSearch", "BiometricCamera"],
             path: "Sources/Face"
         ),
         .target(
             name: "BiometricFinger",
-            dependencies: ["CVision", "COpenBLAS", "BiometricCamera"],
+            dependencies: ["BiometricProtocol", "CVision", "COpenBLAS", "BiometricCamera"],
             path: "Sources/Finger"
         ),
         .target(
@@ -138,8 +138,8 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
         .testTarget(name: "StoreTests", dependencies: ["BiometricStore"], path: "Tests/StoreTests"),
         .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
-        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCamera", "CVision"], path: "Tests/FaceTests"),
-        .testTarget(name: "FingerTests", dependencies: ["BiometricFinger", "BiometricCamera", "CVision"], path: "Tests/FingerTests"),
+        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricProtocol", "BiometricCamera", "CVision"], path: "Tests/FaceTests"),
+        .testTarget(name: "FingerTests", dependencies: ["BiometricFinger", "BiometricProtocol", "BiometricCamera", "CVision"], path: "Tests/FingerTests"),
         .testTarget(
             name: "DaemonTests",
             dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "CVision"],

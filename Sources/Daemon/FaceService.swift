@@ -109,22 +109,6 @@ final class FaceService: Sendable {
     var searchThreads: Int { max(1, threads) }
 }
 
-/// Rate-limits face.frame events to ~15 per second; changes of phase always go out.
-struct EventThrottle {
-    private var lastNs: UInt64 = 0
-    private var lastKey = ""
-    let intervalNs: UInt64 = 66_000_000
-
-    mutating func allow(now: UInt64, key: String) -> Bool {
-        if key != lastKey || now - lastNs >= intervalNs {
-            lastNs = now
-            lastKey = key
-            return true
-        }
-        return false
-    }
-}
-
 extension FaceObservation {
     /// The SPEC §5 face.frame fields.
     func eventFields(livenessAction: String? = nil, livenessScore: Int = 0, countdown: Int? = nil, extraction: String? = nil,

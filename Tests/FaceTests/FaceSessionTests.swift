@@ -1,4 +1,5 @@
 @testable import BiometricFace
+import BiometricProtocol
 import XCTest
 
 /// The face sessions on synthetic observations: every branch of verify, identify and enrol
@@ -200,8 +201,8 @@ final class FaceSessionTests: XCTestCase {
         let ended = Self.run(&session, frames: 200, { i in
             i < 10 ? Self.frame() : Self.frame(eyeOpen: (50..<56).contains(i) ? 0.15 : 1, restarted: i == 10)
         }, judge: { i in
-            i < 10 ? [FaceCandidate(user: "mallory", score: 99)]
-                : [FaceCandidate(user: "alice", score: 70), FaceCandidate(user: "bob", score: 67)]
+            i < 10 ? [Candidate(user: "mallory", score: 99)]
+                : [Candidate(user: "alice", score: 70), Candidate(user: "bob", score: 67)]
         })
         guard case .decided(let outcome, _) = ended else { return XCTFail("alice blinks") }
         XCTAssertEqual(outcome.candidates.map(\.user), ["alice", "bob"], "mallory's frames belong to another face")
@@ -213,11 +214,11 @@ final class FaceSessionTests: XCTestCase {
     func testIdentifyWithNoMatchNamesNobody() {
         var session = FaceIdentification(Self.settings(liveness: false), margin: 5, startedAt: Self.at(0))
         guard case .decided(let outcome, _) = Self.run(&session, frames: 50, { _ in Self.frame() },
-                                                       judge: { _ in [FaceCandidate(user: "carol", score: 30)] })
+                                                       judge: { _ in [Candidate(user: "carol", score: 30)] })
         else { return XCTFail("image mode decides after five frames") }
         XCTAssertNil(outcome.user)
         XCTAssertFalse(outcome.stepUpRequired)
-        XCTAssertEqual(outcome.candidates, [FaceCandidate(user: "carol", score: 30)])
+        XCTAssertEqual(outcome.candidates, [Candidate(user: "carol", score: 30)])
     }
 
     // MARK: Enrolment

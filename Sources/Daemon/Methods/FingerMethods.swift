@@ -96,7 +96,7 @@ extension Daemon {
         }
         try auth.checkBiometric(user)
         let started = monotonicNanoseconds()
-        let outcome: FingerAuthOutcome
+        let outcome: FingerAuthentication.Outcome
         do {
             outcome = try await fingerAuthenticate(p, references: references, context: context)
         } catch {

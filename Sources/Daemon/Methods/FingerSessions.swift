@@ -5,97 +5,65 @@ import BiometricStore
 import CVision
 import Foundation
 
-/// A finger capture request, resolved: which fingers to expect and when to give up.
-struct FingerCaptureSpec: Sendable {
-    var options: FingerCaptureOptions
-    var expected: [FingerPosition]
-    var qualityThreshold: Int
-    var timeoutMs: Int
-
+extension FingerCaptureSpec {
+    /// The wire settings, with SPEC defaults.
     init(_ s: FingerCaptureSettings) {
         let hand = Hand(rawValue: s.hand ?? "right") ?? .right
         let mode = CaptureMode(rawValue: s.mode ?? "fingers") ?? .fingers
         let amputated = Set((s.amputated ?? []).compactMap(Digit.init(rawValue:)))
-        options = FingerCaptureOptions(mode: mode, hand: hand, amputated: amputated, distance: nil,
-                                       liveness: LivenessLevel(rawValue: s.liveness ?? "low") ?? .low)
-        expected = options.expectedDigits.map { FingerPosition(hand, $0) }
-        qualityThreshold = s.qualityThreshold ?? 40
-        timeoutMs = (s.timeoutS ?? 10) * 1000
+        self.init(options: FingerCaptureOptions(mode: mode, hand: hand, amputated: amputated, distance: nil,
+                                                liveness: LivenessLevel(rawValue: s.liveness ?? "low") ?? .low),
+                  qualityThreshold: s.qualityThreshold ?? 40, timeoutMs: (s.timeoutS ?? 10) * 1000)
     }
-
-    var checksLiveness: Bool { options.liveness != .none }
-}
-
-/// What the capture loop hands to a decision: the best prints so far (each at or above the
-/// quality threshold) and the liveness verdict of the frames seen.
-struct FingerEvidence: Sendable {
-    var prints: [CapturedPrint]
-    var liveness: LivenessVerdict
-    var frames: Int
 }
 
 /// The resolution finger sessions ask for: ridges need pixels (Docs/finger-camera.md).
 let fingerCaptureRequest = CaptureRequest(width: 1280, height: 720, fps: 30)
 
+/// finger.capture, finger.enroll, finger.verify and finger.identify: resolve the params, run the
+/// session (Finger/Sessions) on a camera, and apply what the daemon owns (the store, encoding).
 extension Daemon {
-    /// Runs frames through the finger analyser until `decide` returns a value or the deadline
-    /// passes. `decide` is asked after every frame on which all expected fingers were usable.
-    func fingerSession<T: Sendable>(
-        _ spec: FingerCaptureSpec, capture: CaptureSession, lease: CameraLease, context: CallContext, progress: @escaping @Sendable () -> (Int, Int) = { (0, 0) },
-        decide: @escaping @Sendable (FingerEvidence) async throws -> T?
-    ) async throws -> T {
-        var options = spec.options
-        options.distance = finger.optics(for: lease.device)
-        let analyser = UncheckedSendable(FingerCapture(options: options))
+    /// Runs a finger session to its end: analyse each frame, hand what the analyser holds to the
+    /// session, process the prints it asks for with `judge`, and stop at its decision or failure.
+    func runFingerSession<S: FingerSession>(
+        _ session: S, camera: String?, context: CallContext, what: String,
+        judge: @escaping @Sendable ([CapturedPrint]) async throws -> S.Judgement
+    ) async throws -> S.Outcome {
         let finger = self.finger
-        let deadline = monotonicNanoseconds() + UInt64(spec.timeoutMs) * 1_000_000
-        return try await withDeadline(milliseconds: spec.timeoutMs + 3000, "finger capture", watching: capture) {
-            var throttle = EventThrottle()
-            var sawFingers = false
-            var frames = 0
-            var lastFeedback = DistanceFeedback.noFingers
-            var lastQualities: [Int] = []
+        return try await runCameraSession(camera, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what) { capture, lease in
+            var session = session
+            var options = session.spec.options
+            options.distance = finger.optics(for: lease.device)
+            var analyser = UncheckedSendable(FingerCapture(options: options))
+            var round = session.round
+            var events = ProgressEvents(context: context, type: "finger.frame")
             while true {
                 let frame = try await capture.frames.next()
-                frames += 1
-                let analysis = try await finger.run { analyser.value.analyse(frame) }
-                lastFeedback = analysis.feedback
-                if !analysis.fingers.isEmpty {
-                    sawFingers = true
-                    lastQualities = analysis.fingers.map(\.quality)
-                }
-                let (captured, needed) = progress()
-                if throttle.allow(now: frame.timestampNs, key: "\(analysis.feedback)\(analysis.fingers.count)\(captured)") {
-                    context.emit("finger.frame", analysis.eventFields(captured: captured, needed: needed))
-                }
-                let usable = analyser.value.bestPrints().filter { $0.quality >= spec.qualityThreshold }
-                if Set(usable.map(\.position)).isSuperset(of: spec.expected) {
-                    let evidence = FingerEvidence(prints: usable, liveness: analyser.value.livenessVerdict(), frames: frames)
-                    if let result = try await decide(evidence) { return result }
-                }
-                if monotonicNanoseconds() >= deadline {
-                    // Partial captures still count at the end (a finger may stay below par).
-                    if !usable.isEmpty {
-                        let evidence = FingerEvidence(prints: usable, liveness: analyser.value.livenessVerdict(), frames: frames)
-                        if let result = try await decide(evidence) { return result }
+                let current = analyser
+                let analysis = try await finger.run { current.value.analyse(frame) }
+                let (captured, needed) = session.progress
+                events.send(analysis.eventFields(captured: captured, needed: needed), at: frame.timestampNs,
+                            key: "\(analysis.feedback)\(analysis.fingers.count)\(captured)")
+                let sighting = FingerSighting(analysis: analysis, prints: current.value.bestPrints(),
+                                              liveness: current.value.livenessVerdict())
+                var step = session.observe(sighting, at: monotonicNanoseconds())
+                if case .needPrints(let prints) = step { step = session.judged(try await judge(prints)) }
+                switch step {
+                case .progress:
+                    if session.round != round {
+                        // A new capture (enrolment round) starts with no prints and no liveness evidence.
+                        round = session.round
+                        analyser = UncheckedSendable(FingerCapture(options: options))
                     }
-                    guard sawFingers else {
-                        throw RPCError.app(.timeout, "no fingers seen within \(spec.timeoutMs / 1000) s",
-                                           hint: "hold your hand in front of the camera, fingers together and pointing up")
-                    }
-                    throw RPCError.app(.badCapture, "no usable fingers found (best quality \(lastQualities.max() ?? 0), needed \(spec.qualityThreshold))",
-                                       hint: ProgressGuidance.finger(lastFeedback),
-                                       details: ["feedback": .string(lastFeedback.rawValue)])
+                case .decided(let outcome):
+                    return outcome
+                case .failed(let failure):
+                    throw RPCError(failure)
+                case .needPrints:
+                    throw RPCError.internal("\(what): prints were asked for twice in one frame")
                 }
             }
         }
-    }
-
-    /// Refuses a fake finger when liveness was asked for.
-    static func checkLiveness(_ spec: FingerCaptureSpec, _ verdict: LivenessVerdict) throws {
-        guard spec.checksLiveness, verdict == .fake else { return }
-        throw RPCError.app(.spoofDetected, "the fingers look like a print or a screen, not a live hand",
-                           hint: "present your real fingers to the camera", details: ["liveness": "fake", "spoof_attempt": true])
     }
 
     // MARK: finger.capture
@@ -104,15 +72,9 @@ extension Daemon {
         let started = monotonicNanoseconds()
         let spec = FingerCaptureSpec(p.capture)
         let format = p.imageFormat ?? "none"
-        let evidence: FingerEvidence = try await withCameraSession(p.camera, request: fingerCaptureRequest) { capture, lease in
-            try await fingerSession(spec, capture: capture, lease: lease, context: context) { evidence in
-                // With liveness asked for, wait (until the deadline) for a verdict.
-                if spec.checksLiveness && evidence.liveness == .noDecision
-                    && monotonicNanoseconds() < started + UInt64(spec.timeoutMs) * 1_000_000 {
-                    return nil
-                }
-                return evidence
-            }
+        let session = FingerCaptureSession(spec, startedAt: started)
+        let evidence = try await runFingerSession(session, camera: p.camera, context: context, what: "finger capture") { _ in
+            throw RPCError.internal("finger.capture asks for no prints")
         }
         let finger = self.finger
         var fingers: [CapturedFinger] = []
@@ -125,8 +87,7 @@ extension Daemon {
                                           minutiae: template?.minutiae.count))
         }
         return FingerCaptureResult(fingers: fingers, liveness: spec.checksLiveness ? evidence.liveness.rawValue : "no_decision",
-                                   imageFormat: format == "none" ? nil : format,
-                                   durationMs: Int((monotonicNanoseconds() - started) / 1_000_000))
+                                   imageFormat: format == "none" ? nil : format, durationMs: Self.milliseconds(since: started))
     }
 
     /// A print as PNG or JPEG (quality 95: ridges survive; WSQ is not offered, see Docs).
@@ -149,127 +110,47 @@ extension Daemon {
 
     func fingerEnroll(_ p: FingerEnrollParams, _ context: CallContext) async throws -> FingerEnrollResult {
         let started = monotonicNanoseconds()
-        let spec = FingerCaptureSpec(p.capture)
-        let rounds = p.captures ?? 3
         let finger = self.finger
-        let done = UncheckedSendable(Counter())
-        // captures[position] = one template per round.
-        let captures: [FingerPosition: [FingerTemplate]] = try await withCameraSession(p.camera, request: fingerCaptureRequest) { capture, lease in
-            var all: [FingerPosition: [FingerTemplate]] = [:]
-            for _ in 0..<rounds {
-                let round: [FingerPosition: FingerTemplate] = try await fingerSession(
-                    spec, capture: capture, lease: lease, context: context, progress: { (done.value.count, rounds) }
-                ) { evidence in
-                    try Self.checkLiveness(spec, evidence.liveness)
-                    if spec.checksLiveness && evidence.liveness == .noDecision { return nil }
-                    var templates: [FingerPosition: FingerTemplate] = [:]
-                    for print in evidence.prints {
-                        templates[print.position] = try? await finger.run { try finger.extract(print.image, position: print.position) }
-                    }
-                    // Every expected finger must give a template, else keep capturing.
-                    return Set(templates.keys).isSuperset(of: spec.expected) ? templates : nil
-                }
-                for (position, template) in round { all[position, default: []].append(template) }
-                done.value.count += 1
+        let session = FingerEnrolment(FingerCaptureSpec(p.capture), rounds: p.captures ?? 3, matcher: finger.matcher, startedAt: started)
+        let outcome = try await runFingerSession(session, camera: p.camera, context: context, what: "finger.enroll") { prints in
+            var templates: [FingerPosition: FingerTemplate] = [:]
+            for print in prints {
+                templates[print.position] = try? await finger.run { try finger.extract(print.image, position: print.position) }
             }
-            return all
+            return templates
         }
-        // Per finger keep the capture that agrees best with the others (then the best quality).
         var enrolled: [EnrolledFinger] = []
-        for position in spec.expected {
-            guard let candidates = captures[position], !candidates.isEmpty else { continue }
-            let scored = candidates.enumerated().map { i, t in
-                (t, candidates.enumerated().filter { $0.offset != i }.map { finger.matcher.score(probe: t, reference: $0.element) }.reduce(0, +))
-            }
-            let best = scored.max { ($0.1, $0.0.quality) < ($1.1, $1.0.quality) }!.0
-            let info = try store.addTemplate(user: p.user, modality: .finger, position: position.name, quality: Double(best.quality),
-                                             meta: "{\"captures\":\(candidates.count)}", payload: Data(best.encoded()))
-            enrolled.append(EnrolledFinger(id: info.id, position: position.name, quality: best.quality))
+        for (position, template, captures) in outcome.chosen {
+            let info = try store.addTemplate(user: p.user, modality: .finger, position: position.name, quality: Double(template.quality),
+                                             meta: "{\"captures\":\(captures)}", payload: Data(template.encoded()))
+            enrolled.append(EnrolledFinger(id: info.id, position: position.name, quality: template.quality))
         }
         finger.invalidateGallery()
-        logger.notice("finger.enroll \(p.user): \(enrolled.count) finger(s), \(rounds) captures in \((monotonicNanoseconds() - started) / 1_000_000) ms")
-        return FingerEnrollResult(templates: enrolled, capturesUsed: rounds)
+        logger.notice("finger.enroll \(p.user): \(enrolled.count) finger(s), \(outcome.rounds) captures in \(Self.milliseconds(since: started)) ms")
+        return FingerEnrollResult(templates: enrolled, capturesUsed: outcome.rounds)
     }
 
     // MARK: finger.verify / finger.identify
 
-    /// Fast authentication: keep capturing, extract each finger when its print improves, and
-    /// match it until a match or the deadline.
+    /// Fast authentication against `references`: every improved print is extracted and ranked.
     func fingerAuthenticate(_ p: FingerAuthParams, references: FingerService.FingerGallery, context: CallContext)
-        async throws -> FingerAuthOutcome
+        async throws -> FingerAuthentication.Outcome
     {
-        let spec = FingerCaptureSpec(p.capture)
-        let threshold = p.threshold ?? 48
         let finger = self.finger
-        let state = UncheckedSendable(AuthState())
-        return try await withCameraSession(p.camera, request: fingerCaptureRequest) { capture, lease in
-            do {
-                return try await fingerSession(spec, capture: capture, lease: lease, context: context) { evidence in
-                    try Self.checkLiveness(spec, evidence.liveness)
-                    for print in evidence.prints where print.quality >= (state.value.extractedQuality[print.position] ?? -100) + 5 {
-                        state.value.extractedQuality[print.position] = print.quality
-                        guard let ranked = try? await finger.run({
-                            finger.rank(try finger.extract(print.image, position: print.position), among: references)
-                        }) else { continue }
-                        state.value.captures += 1
-                        for (reference, score) in ranked where score > state.value.bestPerUser[reference.user] ?? -1 {
-                            state.value.bestPerUser[reference.user] = score
-                        }
-                        if let (reference, score) = ranked.first, score > state.value.score {
-                            (state.value.score, state.value.reference, state.value.position) = (score, reference, print.position)
-                        }
-                    }
-                    guard state.value.score >= threshold else { return nil }
-                    if spec.checksLiveness && evidence.liveness != .live { return nil }
-                    return FingerAuthOutcome(state.value, liveness: evidence.liveness, matched: true)
+        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: p.threshold ?? 48, startedAt: monotonicNanoseconds())
+        return try await runFingerSession(session, camera: p.camera, context: context, what: "finger capture") { prints in
+            var matches: [FingerPosition: [FingerMatch]] = [:]
+            for print in prints {
+                guard let ranked = try? await finger.run({
+                    finger.rank(try finger.extract(print.image, position: print.position), among: references)
+                }) else { continue }
+                matches[print.position] = ranked.map {
+                    FingerMatch(user: $0.reference.user, templateID: $0.reference.templateID, position: $0.reference.position, score: $0.score)
                 }
-            } catch let error as RPCError where error.errorReason == .badCapture && state.value.captures > 0 {
-                // Prints were matched but none well enough: a negative match is a result.
-                return FingerAuthOutcome(state.value, liveness: .noDecision, matched: false)
-            } catch let error as RPCError where error.errorReason == .timeout && state.value.captures > 0 {
-                return FingerAuthOutcome(state.value, liveness: .noDecision, matched: false)
             }
+            return matches
         }
     }
-}
-
-/// How a finger verify or identify ended.
-struct FingerAuthOutcome: Sendable {
-    var score: Double
-    var best: FingerService.FingerReference?
-    var position: FingerPosition?
-    var candidates: [Candidate]
-    var liveness: LivenessVerdict
-    var captures: Int
-    var matched: Bool
-
-    init(_ state: AuthState, liveness: LivenessVerdict, matched: Bool) {
-        (score, best, position, candidates, captures) = (state.score, state.reference, state.position, state.candidates, state.captures)
-        self.liveness = liveness
-        self.matched = matched
-    }
-}
-
-/// Mutable state of one authentication, touched only by its own capture loop.
-final class AuthState {
-    var score = 0.0
-    var reference: FingerService.FingerReference?
-    var position: FingerPosition?
-    var captures = 0
-    var extractedQuality: [FingerPosition: Int] = [:]
-    /// Best score per user over all probes (identify's candidates).
-    var bestPerUser: [String: Double] = [:]
-
-    /// The best five users, best first.
-    var candidates: [Candidate] {
-        bestPerUser.map { Candidate(user: $0.key, score: $0.value) }
-            .sorted { $0.score != $1.score ? $0.score > $1.score : $0.user < $1.user }
-            .prefix(5).map { $0 }
-    }
-}
-
-final class Counter {
-    var count = 0
 }
 
 extension FingerBox {

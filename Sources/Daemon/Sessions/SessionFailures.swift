@@ -1,5 +1,6 @@
 import Foundation
 import BiometricFace
+import BiometricFinger
 import BiometricProtocol
 
 /// The one place where a session's typed failure becomes its SPEC §6 error (code, message,
@@ -34,6 +35,20 @@ extension RPCError {
         case .enrolmentIncomplete(let timeoutMs, let pose, let got, let needed, let feedback):
             self = .app(.timeout, "enrolment did not complete within \(timeoutMs) ms (pose \(pose.rawValue): \(got)/\(needed) frames)",
                         hint: "follow the guidance: \(feedback.map(Self.describe).joined(separator: ", "))")
+        }
+    }
+
+    init(_ failure: FingerFailure) {
+        switch failure {
+        case .spoof:
+            self = .app(.spoofDetected, "the fingers look like a print or a screen, not a live hand",
+                        hint: "present your real fingers to the camera", details: ["liveness": "fake", "spoof_attempt": true])
+        case .noFingers(let timeoutMs):
+            self = .app(.timeout, "no fingers seen within \(timeoutMs / 1000) s",
+                        hint: "hold your hand in front of the camera, fingers together and pointing up")
+        case .lowQuality(let best, let threshold, let feedback):
+            self = .app(.badCapture, "no usable fingers found (best quality \(best), needed \(threshold))",
+                        hint: ProgressGuidance.finger(feedback), details: ["feedback": .string(feedback.rawValue)])
         }
     }
 

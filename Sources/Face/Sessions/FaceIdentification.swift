@@ -1,13 +1,15 @@
+import BiometricProtocol
+
 /// face.identify: every frame's template ranked against the gallery; the best score per user
 /// over the frames of one tracked, live face decides.
 public struct FaceIdentification: FaceSession {
     /// The gallery's ranking of one template: users with their scores, best first.
-    public typealias Judgement = [FaceCandidate]
+    public typealias Judgement = [Candidate]
 
     public struct Outcome: Sendable, Equatable {
         public var capture: FaceAuthenticationOutcome
         /// The best five users over all frames, best first (ties by name).
-        public var candidates: [FaceCandidate]
+        public var candidates: [Candidate]
         /// The recognised user: the top candidate, when the capture matched.
         public var user: String?
         /// The runner-up is within the margin: the caller should ask for a second factor.
@@ -39,7 +41,7 @@ public struct FaceIdentification: FaceSession {
         }
     }
 
-    public mutating func judged(_ ranked: [FaceCandidate]) -> FaceStep<Outcome> {
+    public mutating func judged(_ ranked: [Candidate]) -> FaceStep<Outcome> {
         for c in ranked { bestPerUser[c.user] = max(bestPerUser[c.user] ?? 0, c.score) }
         let top = ranked.first?.score ?? 0
         core.record(score: top, matched: top >= core.settings.matchingThreshold)
@@ -54,7 +56,7 @@ public struct FaceIdentification: FaceSession {
         case .needTemplate: return .needTemplate
         case .failed(let f): return .failed(f)
         case .decided(let capture, let p):
-            let candidates = bestPerUser.map { FaceCandidate(user: $0.key, score: $0.value) }
+            let candidates = bestPerUser.map { Candidate(user: $0.key, score: $0.value) }
                 .sorted { $0.score != $1.score ? $0.score > $1.score : $0.user < $1.user }
                 .prefix(5).map { $0 }
             let matched = capture.matched && !candidates.isEmpty
@@ -62,15 +64,5 @@ public struct FaceIdentification: FaceSession {
             return .decided(Outcome(capture: capture, candidates: candidates, user: matched ? candidates[0].user : nil,
                                     stepUpRequired: stepUp), p)
         }
-    }
-}
-
-/// A user and their SPEC §4 score.
-public struct FaceCandidate: Sendable, Equatable {
-    public var user: String
-    public var score: Double
-    public init(user: String, score: Double) {
-        self.user = user
-        self.score = score
     }
 }
