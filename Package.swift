@@ -57,6 +57,8 @@ let package = Package(
 
         // MARK: Libraries, one per layer
         .target(name: "BiometricProtocol", path: "Sources/Protocol"),
+        // What every layer shares: the FAR-score calibration of both modalities.
+        .target(name: "BiometricCore", path: "Sources/Core"),
         .target(
             name: "BiometricAuth",
             dependencies: ["CArgon2", .product(name: "Crypto", package: "swift-crypto")],
@@ -69,12 +71,12 @@ let package = Package(
         ),
         .target(
             name: "BiometricFace",
-            dependencies: ["BiometricProtocol", "CVision", "COpenBLAS", "CSearch", "BiometricCamera"],
+            dependencies: ["BiometricCore", "BiometricProtocol", "CVision", "COpenBLAS", "CSearch", "BiometricCamera"],
             path: "Sources/Face"
         ),
         .target(
             name: "BiometricFinger",
-            dependencies: ["BiometricProtocol", "CVision", "COpenBLAS", "BiometricCamera"],
+            dependencies: ["BiometricCore", "BiometricProtocol", "CVision", "COpenBLAS", "BiometricCamera"],
             path: "Sources/Finger"
         ),
         .target(
@@ -85,7 +87,7 @@ let package = Package(
         .target(
             name: "BiometricDaemon",
             dependencies: [
-                "BiometricProtocol", "BiometricAuth", "BiometricCamera", "BiometricStore", "BiometricFace", "BiometricFinger",
+                "BiometricCore", "BiometricProtocol", "BiometricAuth", "BiometricCamera", "BiometricStore", "BiometricFace", "BiometricFinger",
                 "CSystemd", "CVision",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -114,12 +116,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "biometricd-face-bench",
-            dependencies: ["BiometricFace", "BiometricCamera", "CVision", "COpenBLAS"],
+            dependencies: ["BiometricFace", "BiometricCore", "BiometricCamera", "CVision", "COpenBLAS"],
             path: "Sources/face-bench"
         ),
         .executableTarget(
             name: "biometricd-finger-bench",
-            dependencies: ["BiometricFinger", "BiometricCamera", "CVision"],
+            dependencies: ["BiometricFinger", "BiometricCore", "BiometricCamera", "CVision"],
             path: "Sources/finger-bench"
         ),
         .executableTarget(
@@ -134,12 +136,13 @@ let package = Package(
         ),
 
         // MARK: Tests, beside each module
+        .testTarget(name: "CoreTests", dependencies: ["BiometricCore"], path: "Tests/CoreTests"),
         .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
         .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
         .testTarget(name: "StoreTests", dependencies: ["BiometricStore"], path: "Tests/StoreTests"),
         .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
-        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricProtocol", "BiometricCamera", "CVision"], path: "Tests/FaceTests"),
-        .testTarget(name: "FingerTests", dependencies: ["BiometricFinger", "BiometricProtocol", "BiometricCamera", "CVision"], path: "Tests/FingerTests"),
+        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CVision"], path: "Tests/FaceTests"),
+        .testTarget(name: "FingerTests", dependencies: ["BiometricFinger", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CVision"], path: "Tests/FingerTests"),
         .testTarget(
             name: "DaemonTests",
             dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "CVision"],

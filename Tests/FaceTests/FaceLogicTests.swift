@@ -183,14 +183,14 @@ final class TemplateTests: XCTestCase {
         let c = FaceCalibration.lfw
         var last = 101.0
         for d in stride(from: 0.0, through: 1.5, by: 0.01) {
-            let s = c.score(distance: d)
+            let s = c.score(d)
             XCTAssertLessThanOrEqual(s, last + 1e-9, "score falls as distance grows")
             last = s
         }
         for score in [24.0, 36, 48, 60] {
-            XCTAssertEqual(c.score(distance: c.distance(forScore: score)), score, accuracy: 0.2)
+            XCTAssertEqual(c.score(c.value(forScore: score)), score, accuracy: 0.2)
         }
-        XCTAssertEqual(c.score(distance: 0), 100)
-        XCTAssertEqual(c.score(distance: 1.5), 0)
+        XCTAssertEqual(c.score(0), 100)
+        XCTAssertEqual(c.score(1.5), 0)
     }
 }

@@ -73,8 +73,8 @@ final class PipelineTests: XCTestCase {
         XCTAssertEqual(enrolled.embedding, try embedding("Tony_Blair/Tony_Blair_0048.jpg", .jittered).embedding, "fixed jitters, same output")
         XCTAssertLessThan(enrolled.distance(to: try embedding("Tony_Blair/Tony_Blair_0048.jpg", .mirrored)), 0.15)
         let calibration = FaceCalibration.lfw
-        let genuine = calibration.score(distance: enrolled.distance(to: try embedding("Tony_Blair/Tony_Blair_0053.jpg", .mirrored)))
-        let impostor = calibration.score(distance: enrolled.distance(to: try embedding("Aaron_Eckhart/Aaron_Eckhart_0001.jpg", .mirrored)))
+        let genuine = calibration.score(enrolled.distance(to: try embedding("Tony_Blair/Tony_Blair_0053.jpg", .mirrored)))
+        let impostor = calibration.score(enrolled.distance(to: try embedding("Aaron_Eckhart/Aaron_Eckhart_0001.jpg", .mirrored)))
         XCTAssertGreaterThanOrEqual(genuine, 48, "another photo of the same person matches at the default threshold")
         XCTAssertLessThan(impostor, 24, "someone else stays far below it")
     }

@@ -75,7 +75,7 @@ extension Daemon {
         let outcome = try await runFaceSession(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { probe in
             // A store that cannot be read fails closed: no candidate.
             ((try? gallery.rank(probe, exact: source, threads: threads)) ?? [])
-                .map { Candidate(user: $0.user, score: calibration.score(distance: $0.distance)) }
+                .map { Candidate(user: $0.user, score: calibration.score($0.distance)) }
         }
         if let chosen = outcome.user {
             // The chosen user's lockout applies; a recognised user starts their count again.

@@ -1,3 +1,4 @@
+import BiometricCore
 /// face.verify: one user's templates against the frames of one tracked, live face.
 public struct FaceVerification: FaceSession {
     public typealias Judgement = FaceTemplate
@@ -5,9 +6,9 @@ public struct FaceVerification: FaceSession {
 
     private var core: FaceAuthentication
     private let references: [FaceTemplate]
-    private let calibration: ScoreCalibration
+    private let calibration: FARCalibration
 
-    public init(_ settings: FaceAuthenticationSettings, references: [FaceTemplate], calibration: ScoreCalibration, startedAt: UInt64) {
+    public init(_ settings: FaceAuthenticationSettings, references: [FaceTemplate], calibration: FARCalibration, startedAt: UInt64) {
         core = FaceAuthentication(settings, startedAt: startedAt)
         self.references = references
         self.calibration = calibration
@@ -36,8 +37,8 @@ public struct FaceVerification: FaceSession {
     public func expired(now: UInt64) -> FaceFailure? { core.expired(now: now) }
 
     /// The SPEC §4 score of `probe`'s nearest reference.
-    public static func score(_ probe: FaceTemplate, against references: [FaceTemplate], calibration: ScoreCalibration) -> Double {
+    public static func score(_ probe: FaceTemplate, against references: [FaceTemplate], calibration: FARCalibration) -> Double {
         let best = references.map { probe.distance(to: $0) }.min() ?? 2
-        return calibration.score(distance: best)
+        return calibration.score(best)
     }
 }

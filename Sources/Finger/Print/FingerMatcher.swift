@@ -1,3 +1,4 @@
+import BiometricCore
 import CVision
 import Dispatch
 import Synchronization
@@ -50,9 +51,9 @@ public final class PreparedPrint: @unchecked Sendable {
 /// locally but rejects coincidental look-alikes. The hot loop is C++ (CVision/print.cpp), compiled
 /// -O2 even in debug builds, so tests and the daemon see the same speed.
 public struct FingerMatcher: Sendable {
-    public let calibration: PrintCalibration
+    public let calibration: FARCalibration
 
-    public init(calibration: PrintCalibration = FingerCalibration.fvc2002) {
+    public init(calibration: FARCalibration = FingerCalibration.fvc2002) {
         self.calibration = calibration
     }
 
@@ -66,7 +67,7 @@ public struct FingerMatcher: Sendable {
 
     /// The SPEC §4 score, 0–100 (−12·log10 FAR): 48 ↔ FAR 0.01 %.
     public func score(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Double {
-        calibration.score(similarity: similarity(probe, reference))
+        calibration.score(similarity(probe, reference))
     }
 
     /// The SPEC §4 score of two templates (prepares both; use `prepare` for repeated matching).
@@ -93,7 +94,7 @@ public struct FingerMatcher: Sendable {
         // (not whichever slice finished first).
         let merged = partial.withLock { $0 }.sorted { $0.slice < $1.slice }.flatMap(\.found)
         return Self.best(limit, of: merged.map { ($0.index, $0.similarity) })
-            .map { ($0.index, calibration.score(similarity: $0.similarity)) }
+            .map { ($0.index, calibration.score($0.similarity)) }
     }
 
     /// The `limit` highest similarities, best first (a small insertion list: limit is tiny).
@@ -106,57 +107,5 @@ public struct FingerMatcher: Sendable {
             if best.count > limit { best.removeLast() }
         }
         return best
-    }
-}
-
-/// Maps a matcher similarity to the FAR-calibrated score of SPEC §4: score = −12·log10(FAR),
-/// capped to 0–100. FAR(s) is the fraction of impostor comparisons with similarity ≥ s on public
-/// data; beyond the data a fitted tail continues it. Knots are (similarity, log10 FAR) with
-/// similarity increasing; log10 FAR is interpolated linearly between them.
-public struct PrintCalibration: Sendable {
-    public struct Knot: Sendable, Equatable {
-        public var similarity: Double
-        public var log10FAR: Double
-        public init(_ similarity: Double, _ log10FAR: Double) {
-            self.similarity = similarity
-            self.log10FAR = log10FAR
-        }
-    }
-
-    public let knots: [Knot]
-    public let source: String
-
-    public init(knots: [Knot], source: String) {
-        precondition(knots.count >= 2, "a calibration needs two knots")
-        self.knots = knots.sorted { $0.similarity < $1.similarity }
-        self.source = source
-    }
-
-    public func log10FAR(similarity s: Double) -> Double {
-        guard s > knots[0].similarity else { return min(0, knots[0].log10FAR) }
-        for (a, b) in zip(knots, knots.dropFirst()) where s <= b.similarity {
-            let t = (s - a.similarity) / (b.similarity - a.similarity)
-            return a.log10FAR + t * (b.log10FAR - a.log10FAR)
-        }
-        // Beyond the last knot: continue the last segment (the fitted tail).
-        let (a, b) = (knots[knots.count - 2], knots[knots.count - 1])
-        let slope = (b.log10FAR - a.log10FAR) / (b.similarity - a.similarity)
-        return b.log10FAR + slope * (s - b.similarity)
-    }
-
-    /// The SPEC §4 score, 0–100, to one decimal.
-    public func score(similarity s: Double) -> Double {
-        let v = -12 * log10FAR(similarity: s)
-        return (max(0, min(100, v)) * 10).rounded() / 10
-    }
-
-    /// The similarity at which `score` is reached (for thresholds).
-    public func similarity(forScore score: Double) -> Double {
-        var lo = 0.0, hi = 1.0
-        for _ in 0..<60 {
-            let mid = (lo + hi) / 2
-            if -12 * log10FAR(similarity: mid) < score { lo = mid } else { hi = mid }
-        }
-        return hi
     }
 }
