@@ -109,32 +109,6 @@ final class FaceService: Sendable {
     var searchThreads: Int { max(1, threads) }
 }
 
-extension FaceObservation {
-    /// The SPEC §5 face.frame fields.
-    func eventFields(livenessAction: String? = nil, livenessScore: Int = 0, countdown: Int? = nil, extraction: String? = nil,
-                     captured: Int = 0, needed: Int = 0, extraFeedback: [String] = []) -> [String: JSONValue]
-    {
-        var fields: [String: JSONValue] = [
-            "box": box.map { .object(["x": .int(Int64($0.x)), "y": .int(Int64($0.y)), "width": .int(Int64($0.width)), "height": .int(Int64($0.height))]) } ?? .null,
-            "yaw": pose.map { .double(($0.yaw * 10).rounded() / 10) } ?? .null,
-            "pitch": pose.map { .double(($0.pitch * 10).rounded() / 10) } ?? .null,
-            "roll": pose.map { .double(($0.roll * 10).rounded() / 10) } ?? .null,
-            "quality": .int(Int64(qualityScore)),
-            "brightness": measures.map { .double($0.brightness.rounded()) } ?? .null,
-            "sharpness": measures.map { .double($0.sharpness.rounded()) } ?? .null,
-            "feedback": .array((feedback + extraFeedback).map { .string($0) }),
-            "liveness_action": livenessAction.map { .string($0) } ?? .null,
-            "liveness_score": .int(Int64(livenessScore)),
-            "countdown_s": countdown.map { .int(Int64($0)) } ?? .null,
-            "extraction": extraction.map { .string($0) } ?? .null,
-            "frames_captured": .int(Int64(captured)),
-            "frames_needed": .int(Int64(needed)),
-        ]
-        if faceCount > 1 { fields["faces"] = .int(Int64(faceCount)) }
-        return fields
-    }
-}
-
 /// Keeps the face gallery of a store in memory. The first load runs in the background, page by
 /// page (a million sealed templates take seconds, and READY must not wait); until it ends, identify
 /// is answered with not_initialized, `data.reason: "loading"` and the progress. After a change a

@@ -56,33 +56,3 @@ extension Daemon {
         }
     }
 }
-
-/// A session's progress events: ~15 per second at most, but a change of phase (`key`) always
-/// goes out at once.
-struct ProgressEvents {
-    let context: CallContext
-    let type: String
-    private var lastNs: UInt64 = 0
-    private var lastKey: String?
-    static let intervalNs: UInt64 = 66_000_000
-
-    init(context: CallContext, type: String) {
-        self.context = context
-        self.type = type
-    }
-
-    mutating func send(_ fields: @autoclosure () -> [String: JSONValue], at now: UInt64, key: String) {
-        guard key != lastKey || now &- lastNs >= Self.intervalNs else { return }
-        lastNs = now
-        lastKey = key
-        context.emit(type, fields())
-    }
-}
-
-extension FaceProgress {
-    /// The SPEC §5 face.frame fields.
-    var eventFields: [String: JSONValue] {
-        observation.eventFields(livenessAction: livenessAction, livenessScore: livenessScore, countdown: countdown,
-                                extraction: extraction, captured: captured, needed: needed, extraFeedback: extraFeedback)
-    }
-}
