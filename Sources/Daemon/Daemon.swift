@@ -30,6 +30,7 @@ public final class Daemon: Sendable {
     let finger: FingerService
     let policy: AccessPolicy
     let auth: AuthService
+    let templates: TemplateRepository
     let startedNs = monotonicNanoseconds()
     let activeSessions = Atomic<Int>(0)
     private let server = Mutex<RPCServer?>(nil)
@@ -59,6 +60,7 @@ public final class Daemon: Sendable {
         face = FaceService(catalog: models, threads: configuration.analysisThreads, enabled: configuration.faceEnabled, logger: logger)
         finger = FingerService(threads: configuration.analysisThreads, optics: configuration.fingerOptics,
                                enabled: configuration.fingerEnabled)
+        templates = TemplateRepository(store: store, fingerMatcher: finger.matcher, logger: logger)
         let status = models.status
         if !status.missing.isEmpty {
             logger.warning("models missing: \(status.missing.joined(separator: ", ")) (searched \(status.folders.joined(separator: ", "))); face methods answer not_initialized until they are installed (scripts/setup.sh)")
@@ -91,7 +93,7 @@ public final class Daemon: Sendable {
         cameras.startHotplug()
         models.verifyInBackground()
         face.preload()
-        face.loadGallery(store)
+        if face.enabled { templates.loadFaceGallery() }
 
         let readyMs = Double(monotonicNanoseconds() - startedNs) / 1e6
         logger.info("ready in \(String(format: "%.1f", readyMs)) ms on \(activated != nil ? "socket from systemd" : configuration.socketPath); \(cameras.devices.count) camera(s)")

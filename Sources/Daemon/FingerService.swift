@@ -14,7 +14,6 @@ final class FingerService: Sendable {
     let matcher = FingerMatcher()
     private let pool: AnalysisPool
     private let threads: Int
-    private let galleryCache = Mutex<FingerGallery?>(nil)
     /// Per-camera distance calibration from the config (camera id or path → calibration).
     let optics: [String: DistanceCalibration]
 
@@ -42,52 +41,7 @@ final class FingerService: Sendable {
         return try await pool.run(work)
     }
 
-    // MARK: Templates
-
-    /// One stored finger template, ready to match.
-    struct FingerReference: Sendable {
-        var user: String
-        var templateID: String
-        var position: String?
-        /// Local structures precomputed once, so each comparison only matches.
-        var print: PreparedPrint
-    }
-
-    func references(_ store: TemplateStore, user: String?) throws -> [FingerReference] {
-        try store.payloads(user: user, modality: .finger).compactMap { info, data in
-            guard let template = try? FingerTemplate(decoding: [UInt8](data)), let prepared = matcher.prepare(template) else {
-                return nil
-            }
-            return FingerReference(user: info.user, templateID: info.id, position: info.position, print: prepared)
-        }
-    }
-
-    /// References to search, with the pre-selection index over them (built once per gallery:
-    /// copying the references' 512-byte codes into one block).
-    struct FingerGallery: Sendable {
-        let references: [FingerReference]
-        let index: PrintIndex
-
-        init(_ references: [FingerReference], matcher: FingerMatcher) {
-            self.references = references
-            index = PrintIndex(references.map(\.print), matcher: matcher)
-        }
-
-        var isEmpty: Bool { references.isEmpty }
-    }
-
-    /// Every user's finger templates and their index (cached until a change).
-    func gallery(_ store: TemplateStore) throws -> FingerGallery {
-        if let cached = galleryCache.withLock({ $0 }) { return cached }
-        let all = FingerGallery(try references(store, user: nil), matcher: matcher)
-        galleryCache.withLock { $0 = all }
-        return all
-    }
-
-    /// Call after any change to finger templates.
-    func invalidateGallery() { galleryCache.withLock { $0 = nil } }
-
-    /// The best-matching references for `probe`, best first, one per user (at most `limit`
+        /// The best-matching references for `probe`, best first, one per user (at most `limit`
     /// users), on the SPEC §4 score scale. Large galleries go through the pre-selection index
     /// (small ones, e.g. one user's fingers, are searched exhaustively by it). 1:N runs on
     /// `analysis_threads` threads: call it from the pool (`run`), not from a task.

@@ -104,6 +104,14 @@ final class FingerFlowTests: XCTestCase {
         XCTAssertEqual(found.user, "bo", "score \(found.score)")
         XCTAssertEqual(found.candidates.map(\.user), ["bo", "ana"], "both enrolled users ranked, best first")
         XCTAssertLessThan(found.candidates.last?.score ?? 100, 48)
+
+        // A deleted user is never found again (the cached gallery goes with the user).
+        let deleted: DeleteResult = try client.call(Method.userDelete, UserParams(user: "bo"))
+        XCTAssertTrue(deleted.deleted)
+        let after: FingerIdentifyResult = try client.call(
+            Method.fingerIdentify, FingerAuthParams(camera: "replay2", capture: FingerCaptureSettings(liveness: "none", timeoutS: 8)))
+        XCTAssertNil(after.user, "score \(after.score)")
+        XCTAssertEqual(after.candidates.map(\.user), ["ana"])
     }
 
     func testPaperFingersAreRefusedAtMediumLiveness() throws {

@@ -9,7 +9,7 @@ extension Daemon {
                 cameras: cameras.devices.map(\.id), models: models.status, users: (try? store.userCount()) ?? 0,
                 activeSessions: activeSessions.load(ordering: .relaxed), clients: clientCount,
                 socketActivated: isSocketActivated, privileged: configuration.privileged,
-                faceGallery: face.galleryStatus)
+                faceGallery: templates.faceGalleryStatus)
         }
 
         // A caller cancels its own running calls (and camera watches) by request id.

@@ -37,16 +37,14 @@ extension Daemon {
             guard try store.user(named: p.user) != nil else {
                 throw RPCError.userNotEnrolled(p.user)
             }
-            let n = try store.removeTemplates(user: p.user, modality: .face, id: p.templateID)
-            face.invalidateGallery()
+            let n = try templates.removeTemplates(user: p.user, modality: .face, id: p.templateID)
             return RemovedResult(removed: n)
         }
         table.register(Method.faceAdd) { [self] (context, p: FaceAddParams) in
             try policy.requireAdmin(context.peer, "face.add")
             let template = try Self.decodeTemplate(p.template, field: "template")
-            let info = try store.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
+            let info = try templates.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
                                              meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: template.data)
-            face.invalidateGallery()
             return TemplateIDs(templates: [info.id])
         }
         table.register(Method.faceExport) { [self] (context, p: UserParams) in
@@ -62,25 +60,23 @@ extension Daemon {
         table.register(Method.faceSet) { [self] (context, p: FaceSetParams) in
             try policy.requireAdmin(context.peer, "face.set")
             // Decode every template first: a bad one changes nothing.
-            let templates = try p.faces.enumerated().map { try Self.decodeTemplate($1, field: "faces[\($0)]") }
+            let faces = try p.faces.enumerated().map { try Self.decodeTemplate($1, field: "faces[\($0)]") }
             if try store.user(named: p.user) != nil {
-                _ = try store.removeTemplates(user: p.user, modality: .face, id: nil)
+                _ = try templates.removeTemplates(user: p.user, modality: .face, id: nil)
             }
             var ids: [String] = []
-            for t in templates {
-                ids.append(try store.addTemplate(user: p.user, modality: .face, quality: Double(t.quality),
+            for t in faces {
+                ids.append(try templates.addTemplate(user: p.user, modality: .face, quality: Double(t.quality),
                                                  meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: t.data).id)
             }
-            face.invalidateGallery()
             return TemplateIDs(templates: ids)
         }
         table.register(Method.faceReset) { [self] (context, _: NoParams) in
             try policy.requireAdmin(context.peer, "face.reset")
             var removed = 0
             for user in try store.listUsers() where user.faceTemplates > 0 {
-                removed += try store.removeTemplates(user: user.name, modality: .face, id: nil)
+                removed += try templates.removeTemplates(user: user.name, modality: .face, id: nil)
             }
-            face.invalidateGallery()
             logger.notice("face.reset by uid \(context.peer.uid): \(removed) templates removed")
             return RemovedResult(removed: removed)
         }

@@ -29,7 +29,7 @@ extension Daemon {
 
     func faceVerify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> FaceVerifyResult {
         let pipeline = try await face.pipeline()
-        let references = try face.templates(store, user: p.user)
+        let references = try templates.faceTemplates(user: p.user)
         guard !references.isEmpty else {
             throw RPCError.app(.noFaceRegistered, "user '\(p.user)' has no face enrolled",
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
@@ -59,7 +59,7 @@ extension Daemon {
 
     func faceIdentify(_ p: FaceIdentifyParams, _ context: CallContext) async throws -> FaceIdentifyResult {
         let pipeline = try await face.pipeline()
-        let gallery = try face.gallery(store)
+        let gallery = try templates.faceGallery()
         guard gallery.count > 0 else {
             throw RPCError.app(.noFaceRegistered, "no face is enrolled on this machine", hint: "enrol users first")
         }
@@ -70,7 +70,7 @@ extension Daemon {
         let started = monotonicNanoseconds()
         let session = FaceIdentification(settings, margin: p.margin ?? 5, startedAt: started)
         let calibration = face.calibration
-        let source = StoredFaceTemplates(store: store)
+        let source = templates.storedFaceTemplates
         let threads = face.searchThreads
         let outcome = try await runFaceSession(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { probe in
             // A store that cannot be read fails closed: no candidate.
@@ -98,11 +98,10 @@ extension Daemon {
         let outcome = try await runFaceSession(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll") { $0 }
         var ids: [String] = []
         for (pose, template, frames) in outcome.templates {
-            let info = try store.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
+            let info = try templates.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
                                              meta: "{\"pose\":\"\(pose.rawValue)\",\"frames\":\(frames)}", payload: template.data)
             ids.append(info.id)
         }
-        face.invalidateGallery()
         logger.notice("face.enroll \(p.user): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(Self.milliseconds(since: started)) ms")
         return FaceEnrollResult(templates: ids, framesUsed: outcome.framesUsed)
     }

@@ -24,7 +24,7 @@ extension Daemon {
         table.register(Method.fingerIdentify) { [self] (context, p: FingerAuthParams) in
             try policy.requireAdminOrLogin(context.peer, "finger.identify")
             guard p.user == nil else { throw RPCError.invalidParams(field: "user", "finger.identify takes no 'user': it finds one") }
-            let gallery = try finger.gallery(store)
+            let gallery = try templates.fingerGallery()
             guard !gallery.isEmpty else {
                 throw RPCError.app(.noFingerRegistered, "no finger is enrolled on this machine", hint: "enrol users first")
             }
@@ -72,8 +72,7 @@ extension Daemon {
             guard try store.user(named: p.user) != nil else {
                 throw RPCError.userNotEnrolled(p.user)
             }
-            let n = try store.removeTemplates(user: p.user, modality: .finger, id: p.templateID)
-            finger.invalidateGallery()
+            let n = try templates.removeTemplates(user: p.user, modality: .finger, id: p.templateID)
             return RemovedResult(removed: n)
         }
     }
@@ -89,7 +88,7 @@ extension Minutia {
 extension Daemon {
     /// Fast authentication of one user's fingers, with their lockout.
     func fingerVerify(_ p: FingerAuthParams, user: String, _ context: CallContext) async throws -> FingerVerifyResult {
-        let references = FingerService.FingerGallery(try finger.references(store, user: user), matcher: finger.matcher)
+        let references = try templates.fingerGallery(user: user)
         guard !references.isEmpty else {
             throw RPCError.app(.noFingerRegistered, "user '\(user)' has no finger enrolled",
                                hint: "enrol first: authctl finger enroll \(user)", details: ["user": .string(user)])

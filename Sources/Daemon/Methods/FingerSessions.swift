@@ -121,11 +121,10 @@ extension Daemon {
         }
         var enrolled: [EnrolledFinger] = []
         for (position, template, captures) in outcome.chosen {
-            let info = try store.addTemplate(user: p.user, modality: .finger, position: position.name, quality: Double(template.quality),
+            let info = try templates.addTemplate(user: p.user, modality: .finger, position: position.name, quality: Double(template.quality),
                                              meta: "{\"captures\":\(captures)}", payload: Data(template.encoded()))
             enrolled.append(EnrolledFinger(id: info.id, position: position.name, quality: template.quality))
         }
-        finger.invalidateGallery()
         logger.notice("finger.enroll \(p.user): \(enrolled.count) finger(s), \(outcome.rounds) captures in \(Self.milliseconds(since: started)) ms")
         return FingerEnrollResult(templates: enrolled, capturesUsed: outcome.rounds)
     }
@@ -133,7 +132,7 @@ extension Daemon {
     // MARK: finger.verify / finger.identify
 
     /// Fast authentication against `references`: every improved print is extracted and ranked.
-    func fingerAuthenticate(_ p: FingerAuthParams, references: FingerService.FingerGallery, context: CallContext)
+    func fingerAuthenticate(_ p: FingerAuthParams, references: FingerGallery, context: CallContext)
         async throws -> FingerAuthentication.Outcome
     {
         let finger = self.finger

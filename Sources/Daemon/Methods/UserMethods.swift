@@ -27,7 +27,7 @@ extension Daemon {
         table.register(Method.userDelete) { [self] (context, params: UserParams) in
             try policy.requireSelfOrAdmin(context.peer, user: params.user, "delete")
             do {
-                let removed = try store.deleteUser(named: params.user)
+                let removed = try templates.deleteUser(named: params.user)
                 logger.notice("user '\(params.user)' deleted by uid \(context.peer.uid) (\(removed) templates)")
                 return DeleteResult(deleted: true, templatesRemoved: removed)
             } catch StoreError.notFound {

@@ -1,0 +1,117 @@
+import BiometricFace
+import BiometricFinger
+import BiometricProtocol
+import BiometricStore
+import Foundation
+import Logging
+import Synchronization
+
+/// The sealed store's templates and the in-memory galleries built from them. Every change to
+/// templates goes through here, so no gallery outlives a change (a deleted user is never found).
+final class TemplateRepository: Sendable {
+    let store: TemplateStore
+    private let faceLoader: GalleryLoader
+    private let fingerCache = Mutex<FingerGallery?>(nil)
+    private let fingerMatcher: FingerMatcher
+
+    init(store: TemplateStore, fingerMatcher: FingerMatcher, logger: Logger) {
+        self.store = store
+        self.fingerMatcher = fingerMatcher
+        faceLoader = GalleryLoader(logger: logger)
+    }
+
+    // MARK: Face
+
+    func faceTemplates(user: String) throws -> [FaceTemplate] {
+        try store.payloads(user: user, modality: .face).compactMap { try? FaceTemplate(data: $0.1) }
+    }
+
+    /// The 1:N gallery, or not_initialized with `data.reason: "loading"` while the first load runs.
+    func faceGallery() throws -> FaceGallery { try faceLoader.current(store) }
+
+    /// The exact templates for the gallery's re-score.
+    var storedFaceTemplates: StoredFaceTemplates { StoredFaceTemplates(store: store) }
+
+    /// Starts loading the face gallery in the background (at start: READY does not wait for it).
+    func loadFaceGallery() { faceLoader.startLoading(store) }
+
+    var faceGalleryStatus: GalleryStatus { faceLoader.status }
+
+    // MARK: Finger
+
+    func fingerReferences(user: String?) throws -> [FingerReference] {
+        try store.payloads(user: user, modality: .finger).compactMap { info, data in
+            guard let template = try? FingerTemplate(decoding: [UInt8](data)), let prepared = fingerMatcher.prepare(template) else {
+                return nil
+            }
+            return FingerReference(user: info.user, templateID: info.id, position: info.position, print: prepared)
+        }
+    }
+
+    /// One user's fingers, ready to search.
+    func fingerGallery(user: String) throws -> FingerGallery {
+        FingerGallery(try fingerReferences(user: user), matcher: fingerMatcher)
+    }
+
+    /// Every user's finger templates and their index (cached until a change).
+    func fingerGallery() throws -> FingerGallery {
+        if let cached = fingerCache.withLock({ $0 }) { return cached }
+        let all = FingerGallery(try fingerReferences(user: nil), matcher: fingerMatcher)
+        fingerCache.withLock { $0 = all }
+        return all
+    }
+
+    // MARK: Changes
+
+    func addTemplate(user: String, modality: Modality, position: String? = nil, quality: Double, meta: String,
+                     payload: Data) throws -> TemplateInfo
+    {
+        defer { changed(modality) }
+        return try store.addTemplate(user: user, modality: modality, position: position, quality: quality, meta: meta, payload: payload)
+    }
+
+    /// Removes one template (`id`) or all of the modality; the number removed.
+    func removeTemplates(user: String, modality: Modality, id: String?) throws -> Int {
+        defer { changed(modality) }
+        return try store.removeTemplates(user: user, modality: modality, id: id)
+    }
+
+    /// Removes the user and every template of theirs; the number of templates removed.
+    func deleteUser(named name: String) throws -> Int {
+        defer {
+            changed(.face)
+            changed(.finger)
+        }
+        return try store.deleteUser(named: name)
+    }
+
+    private func changed(_ modality: Modality) {
+        switch modality {
+        case .face: faceLoader.invalidate()
+        case .finger: fingerCache.withLock { $0 = nil }
+        }
+    }
+}
+
+/// One stored finger template, ready to match.
+struct FingerReference: Sendable {
+    var user: String
+    var templateID: String
+    var position: String?
+    /// Local structures precomputed once, so each comparison only matches.
+    var print: PreparedPrint
+}
+
+/// References to search, with the pre-selection index over them (built once per gallery:
+/// copying the references' 512-byte codes into one block).
+struct FingerGallery: Sendable {
+    let references: [FingerReference]
+    let index: PrintIndex
+
+    init(_ references: [FingerReference], matcher: FingerMatcher) {
+        self.references = references
+        index = PrintIndex(references.map(\.print), matcher: matcher)
+    }
+
+    var isEmpty: Bool { references.isEmpty }
+}
