@@ -1,7 +1,8 @@
 import BiometricCamera
 import BiometricProtocol
 import BiometricFace
-import CVision
+import CFaceVision
+import CImaging
 import Foundation
 
 extension CameraDescription {

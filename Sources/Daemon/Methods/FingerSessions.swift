@@ -2,7 +2,7 @@ import BiometricCamera
 import BiometricFinger
 import BiometricProtocol
 import BiometricStore
-import CVision
+import CImaging
 import Foundation
 
 extension FingerCaptureSpec {
