@@ -107,7 +107,7 @@ let package = Package(
             name: "BiometricDaemon",
             dependencies: [
                 "BiometricCore", "BiometricProtocol", "BiometricAuth", "BiometricCamera", "BiometricStore", "BiometricFace", "BiometricFinger",
-                "CSystemd", "CImaging", "CFaceVision",
+                "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
