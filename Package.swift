@@ -90,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "BiometricFace",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CFaceVision", "CImaging", "COpenBLAS", "CSearch", "BiometricCamera"],
+            dependencies: ["BiometricCore", "BiometricProtocol", "CFaceVision", "COpenBLAS", "CSearch", "BiometricCamera"],
             path: "Sources/Face"
         ),
         .target(
