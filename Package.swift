@@ -1,16 +1,19 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Only the OpenCV modules we use: linking all of opencv4's ~60 modules costs 0.5 s at start.
-// (dnn runs YuNet, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's cannot
-// read the 2023 YuNet model; ximgproc thins ridge maps.)
-let openCVLibraries: [LinkerSetting] = [
-    "opencv_core", "opencv_imgproc", "opencv_imgcodecs", "opencv_videoio", "opencv_dnn", "opencv_calib3d",
-    "opencv_ximgproc",
-].map { .linkedLibrary($0) }
+// Only the OpenCV modules we use, per target: linking all of opencv4's ~60 modules costs 0.5 s at
+// start. (dnn runs YuNet, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's
+// cannot read the 2023 YuNet model; ximgproc thins ridge maps.)
+func openCV(_ modules: String...) -> [LinkerSetting] { modules.map { .linkedLibrary("opencv_" + $0) } }
 // Debian's dlib is built with DLIB_USE_BLAS/LAPACK: its header templates call cblas_* and LAPACK
-// (dgesvd_) directly, so those libraries are linked too.
+// (dgesvd_) directly, so those libraries are linked too. Only the face target uses dlib.
 let dlibLibraries: [LinkerSetting] = ["dlib", "blas", "lapack"].map { .linkedLibrary($0) }
+// The C++ vision targets: OpenCV's headers, and optimised even in debug builds (dlib and OpenCV
+// are header templates: unoptimised they are unusably slow, a face frame takes seconds).
+let visionCxxSettings: [CXXSetting] = [
+    .unsafeFlags(["-I/usr/include/opencv4"]),
+    .unsafeFlags(["-O2"], .when(configuration: .debug)),
+]
 
 let package = Package(
     name: "biometricd",
@@ -44,15 +47,31 @@ let package = Package(
             cSettings: [.unsafeFlags(["-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"])],
             linkerSettings: [.linkedLibrary("pam")]
         ),
+        // The native vision layer (C++ over OpenCV and dlib behind plain C APIs, prefix cvis_), one
+        // target per layer. CImaging is the base: status codes and the one thread-local last error
+        // (cvis_last_error), frame conversion, image/video reading, PNG/JPEG encoding; its C++
+        // helper header (cvision_internal.hpp) is shared by the others and kept out of Swift.
         .target(
-            name: "CVision",
-            path: "Sources/CVision",
-            cxxSettings: [
-                .unsafeFlags(["-I/usr/include/opencv4"]),
-                // dlib and OpenCV are header templates: unoptimised they are unusably slow.
-                .unsafeFlags(["-O2"], .when(configuration: .debug)),
-            ],
-            linkerSettings: openCVLibraries + dlibLibraries
+            name: "CImaging",
+            path: "Sources/CImaging",
+            cxxSettings: visionCxxSettings,
+            linkerSettings: openCV("core", "imgproc", "imgcodecs", "videoio")
+        ),
+        // Face detection, landmarks, pose, embeddings (dlib), presentation-attack cues.
+        .target(
+            name: "CFaceVision",
+            dependencies: ["CImaging"],
+            path: "Sources/CFaceVision",
+            cxxSettings: visionCxxSettings,
+            linkerSettings: openCV("core", "imgproc", "dnn", "calib3d") + dlibLibraries
+        ),
+        // Finger finding and fingertip prints, print extraction, matching and 1:N index codes (no dlib).
+        .target(
+            name: "CFingerVision",
+            dependencies: ["CImaging"],
+            path: "Sources/CFingerVision",
+            cxxSettings: visionCxxSettings,
+            linkerSettings: openCV("core", "imgproc", "ximgproc")
         ),
 
         // MARK: Libraries, one per layer
@@ -66,17 +85,17 @@ let package = Package(
         ),
         .target(
             name: "BiometricCamera",
-            dependencies: ["CV4L2", "CVision", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CV4L2", "CImaging", .product(name: "Logging", package: "swift-log")],
             path: "Sources/Camera"
         ),
         .target(
             name: "BiometricFace",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CVision", "COpenBLAS", "CSearch", "BiometricCamera"],
+            dependencies: ["BiometricCore", "BiometricProtocol", "CFaceVision", "COpenBLAS", "CSearch", "BiometricCamera"],
             path: "Sources/Face"
         ),
         .target(
             name: "BiometricFinger",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CVision", "COpenBLAS", "BiometricCamera"],
+            dependencies: ["BiometricCore", "BiometricProtocol", "CFingerVision", "CImaging", "COpenBLAS", "BiometricCamera"],
             path: "Sources/Finger"
         ),
         .target(
@@ -88,7 +107,7 @@ let package = Package(
             name: "BiometricDaemon",
             dependencies: [
                 "BiometricCore", "BiometricProtocol", "BiometricAuth", "BiometricCamera", "BiometricStore", "BiometricFace", "BiometricFinger",
-                "CSystemd", "CVision",
+                "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,17 +135,26 @@ let package = Package(
         ),
         .executableTarget(
             name: "biometricd-face-bench",
-            dependencies: ["BiometricFace", "BiometricCore", "BiometricCamera", "CVision", "COpenBLAS"],
+            dependencies: ["BiometricFace", "BiometricCore", "BiometricCamera", "CFaceVision", "CImaging", "COpenBLAS"],
             path: "Sources/face-bench"
         ),
         .executableTarget(
             name: "biometricd-finger-bench",
-            dependencies: ["BiometricFinger", "BiometricCore", "BiometricCamera", "CVision"],
+            dependencies: ["BiometricFinger", "BiometricCore", "BiometricCamera", "CImaging", "CHandScene"],
             path: "Sources/finger-bench"
+        ),
+        // Test support: the synthetic hand-scene renderer (C++), for tests, the finger benchmark and
+        // finger-scene; nothing the daemon links depends on it.
+        .target(
+            name: "CHandScene",
+            dependencies: ["CImaging", "CFingerVision"],
+            path: "Tests/Support/CHandScene",
+            cxxSettings: visionCxxSettings,
+            linkerSettings: openCV("core", "imgproc")
         ),
         .executableTarget(
             name: "finger-scene",
-            dependencies: ["BiometricFinger", "BiometricCamera", "CVision"],
+            dependencies: ["BiometricFinger", "BiometricCamera", "CImaging", "CHandScene"],
             path: "Tests/Support/FingerScene"
         ),
         .executableTarget(
@@ -141,11 +169,15 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
         .testTarget(name: "StoreTests", dependencies: ["BiometricStore"], path: "Tests/StoreTests"),
         .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
-        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CVision"], path: "Tests/FaceTests"),
-        .testTarget(name: "FingerTests", dependencies: ["BiometricFinger", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CVision"], path: "Tests/FingerTests"),
+        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera"], path: "Tests/FaceTests"),
+        .testTarget(
+            name: "FingerTests",
+            dependencies: ["BiometricFinger", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFingerVision", "CImaging", "CHandScene"],
+            path: "Tests/FingerTests"
+        ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "CVision"],
+            dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "CImaging"],
             path: "Tests/DaemonTests"
         ),
     ],

@@ -1,4 +1,4 @@
-import CVision
+import CImaging
 import Foundation
 
 /// Why an image did not become a frame (the message says what was wrong with it).
@@ -7,7 +7,7 @@ public struct ImageDecodeError: Error, Sendable, CustomStringConvertible {
 }
 
 extension Frame {
-    /// Copies an image decoded by CVision into planes from the pools: grey always, BGR when
+    /// Copies an image decoded by CImaging into planes from the pools: grey always, BGR when
     /// `colour` (otherwise an IR frame). The one place images become frames: replay cameras,
     /// uploaded photos and the benchmarks all go through it.
     public static func copying(_ image: OpaquePointer, colour: Bool, greyPool: PixelBufferPool, bgrPool: PixelBufferPool,

@@ -1,4 +1,4 @@
-import CVision
+import CImaging
 import Foundation
 
 #if canImport(Glibc)

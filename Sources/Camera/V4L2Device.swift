@@ -1,5 +1,5 @@
 import CV4L2
-import CVision
+import CImaging
 import Foundation
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import CVision
+import CFaceVision
 import Foundation
 import Synchronization
 

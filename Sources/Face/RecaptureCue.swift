@@ -1,4 +1,4 @@
-import CVision
+import CFaceVision
 
 /// Re-capture features of the face region alone, for a replay held so close that no border is
 /// in view (`cvis_face_recapture_features`). Measured on the clips we have (Docs/face.md,

@@ -1,4 +1,4 @@
-import CVision
+import CFaceVision
 
 /// A cue beyond blinking: a face replayed on a screen or shown on a print sits inside straight
 /// borders (bezel, video window, paper edge) that a live face in a room does not have on two or

@@ -15,7 +15,8 @@ import BiometricCamera
 import BiometricCore
 import BiometricFace
 import COpenBLAS
-import CVision
+import CFaceVision
+import CImaging
 import Foundation
 
 #if canImport(Glibc)

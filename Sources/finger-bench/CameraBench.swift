@@ -2,7 +2,8 @@
 // the real photos in ../shared/data/hands (hand boxes, fingertip keypoints, fingertip close-ups).
 import BiometricCamera
 import BiometricFinger
-import CVision
+import CHandScene
+import CImaging
 import Foundation
 
 func runCameraBench(_ arguments: [String]) {

@@ -8,7 +8,7 @@
 // Run from the repository root after `swift build -c release --product biometricd-finger-bench`.
 import BiometricCamera
 import BiometricFinger
-import CVision
+import CImaging
 import Dispatch
 import Foundation
 

@@ -1,6 +1,6 @@
 import BiometricClient
 import BiometricProtocol
-import CVision
+import CImaging
 import Foundation
 import XCTest
 

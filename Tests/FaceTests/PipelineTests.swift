@@ -1,6 +1,5 @@
 import BiometricCamera
 @testable import BiometricFace
-import CVision
 import Foundation
 import XCTest
 

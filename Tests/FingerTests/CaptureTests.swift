@@ -1,6 +1,8 @@
 import BiometricCamera
 @testable import BiometricFinger
-import CVision
+import CFingerVision
+import CHandScene
+import CImaging
 import Foundation
 import XCTest
 

@@ -1,7 +1,6 @@
 import BiometricCamera
 import BiometricProtocol
 import BiometricFace
-import CVision
 import Foundation
 
 extension CameraDescription {
@@ -58,33 +57,16 @@ extension Daemon {
     func drawFaces(on frame: Frame) async -> Int {
         guard let pipeline = try? await face.pipeline(),
               let observation = try? await pipeline.analyze(frame, tracker: FaceTracker()),
-              let box = observation.box, let bgr = frame.bgr
+              observation.draw(on: frame)
         else { return 0 }
-        let b = cvis_face_box(x: Float(box.x), y: Float(box.y), width: Float(box.width), height: Float(box.height), score: 1)
-        let flat = observation.landmarks?.flat
-        _ = flat.withUnsafeBufferPointerIfPresent { cvis_face_draw(bgr.pointer, Int32(frame.width), Int32(frame.height), b, $0) }
         return observation.faceCount
     }
 
     static func encodePNG(_ frame: Frame) throws -> Data {
-        var out: UnsafeMutablePointer<UInt8>?
-        var length = 0
-        let plane = frame.bgr ?? frame.grey
-        let status = cvis_encode_png(plane.pointer, Int32(frame.width), Int32(frame.height), frame.bgr == nil ? 1 : 3,
-                                     &out, &length)
-        guard status == CVIS_OK, let out else {
-            throw RPCError.internal("PNG encoding failed: \(String(cString: cvis_last_error()))")
-        }
-        defer { cvis_free(out) }
-        return Data(bytes: out, count: length)
-    }
-}
-
-extension Optional where Wrapped == [Float] {
-    func withUnsafeBufferPointerIfPresent<R>(_ body: (UnsafePointer<Float>?) -> R) -> R {
-        switch self {
-        case .some(let array): array.withUnsafeBufferPointer { body($0.baseAddress) }
-        case .none: body(nil)
+        do {
+            return try frame.encoded(as: .png)
+        } catch {
+            throw RPCError.internal("PNG encoding failed: \(error.description)")
         }
     }
 }

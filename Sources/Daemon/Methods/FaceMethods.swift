@@ -2,7 +2,6 @@ import BiometricCamera
 import BiometricFace
 import BiometricProtocol
 import BiometricStore
-import CVision
 import Foundation
 
 /// Face enrol / verify / identify over a camera session, and template management (SPEC §4).

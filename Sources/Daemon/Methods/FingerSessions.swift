@@ -2,7 +2,6 @@ import BiometricCamera
 import BiometricFinger
 import BiometricProtocol
 import BiometricStore
-import CVision
 import Foundation
 
 extension FingerCaptureSpec {
@@ -81,29 +80,16 @@ extension Daemon {
         for print in evidence.prints.sorted(by: { $0.position.isoCode < $1.position.isoCode }) {
             let template = try? await finger.run { try finger.extract(print.image, position: print.position) }
             var image: String?
-            if format != "none" { image = try Self.encodePrint(print.image, format: format).base64EncodedString() }
+            if format != "none" {
+                do { image = try print.image.encoded(as: format == "jpeg" ? .jpeg : .png).base64EncodedString() }
+                catch { throw RPCError.internal("print image encoding failed: \(error.description)") }
+            }
             fingers.append(CapturedFinger(position: print.position.name, quality: print.quality, box: print.box.wire,
                                           image: image, template: template.map { Data($0.encoded()).base64EncodedString() },
                                           minutiae: template?.minutiae.count))
         }
         return FingerCaptureResult(fingers: fingers, liveness: spec.checksLiveness ? evidence.liveness.rawValue : "no_decision",
                                    imageFormat: format == "none" ? nil : format, durationMs: Self.milliseconds(since: started))
-    }
-
-    /// A print as PNG or JPEG (quality 95: ridges survive; WSQ is not offered, see Docs).
-    static func encodePrint(_ image: FingerprintImage, format: String) throws -> Data {
-        var out: UnsafeMutablePointer<UInt8>?
-        var length = 0
-        let status = image.pixels.withUnsafeBufferPointer { p in
-            format == "jpeg"
-                ? cvis_encode_jpeg(p.baseAddress, Int32(image.width), Int32(image.height), 1, 95, &out, &length)
-                : cvis_encode_png(p.baseAddress, Int32(image.width), Int32(image.height), 1, &out, &length)
-        }
-        guard status == CVIS_OK, let out else {
-            throw RPCError.internal("print image encoding failed: \(String(cString: cvis_last_error()))")
-        }
-        defer { cvis_free(out) }
-        return Data(bytes: out, count: length)
     }
 
     // MARK: finger.enroll

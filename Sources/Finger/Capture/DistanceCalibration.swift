@@ -1,4 +1,4 @@
-import CVision
+import CFingerVision
 import Foundation
 
 /// A camera's optics as far as finger distance is concerned: filled from the daemon's config per

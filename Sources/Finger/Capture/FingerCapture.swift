@@ -1,5 +1,5 @@
 import BiometricCamera
-import CVision
+import CFingerVision
 import Foundation
 
 /// The camera side of one finger capture: per frame it finds the fingers, names them, measures the

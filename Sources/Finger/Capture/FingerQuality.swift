@@ -1,4 +1,4 @@
-import CVision
+import CFingerVision
 
 /// Print quality of a fingertip crop, 0–100, from three measures taken on the 500-ppi contact-like
 /// print (see cvis_hand_fingertip_print):

@@ -1,4 +1,4 @@
-import CVision
+import CFingerVision
 import Foundation
 
 /// A finger-like shape the detector found (frame pixels).

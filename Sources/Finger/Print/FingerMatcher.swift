@@ -1,5 +1,5 @@
 import BiometricCore
-import CVision
+import CFingerVision
 import Dispatch
 import Synchronization
 
@@ -48,8 +48,9 @@ public final class PreparedPrint: @unchecked Sendable {
 /// translation and tolerant of partial overlap (any rotation: the best local pairs vote for the
 /// global rotation, and only pairs within 90° of it are kept); a relaxation step keeps the pairs
 /// whose mutual geometry agrees (distances, relative angles), which tolerates skin distortion
-/// locally but rejects coincidental look-alikes. The hot loop is C++ (CVision/print.cpp), compiled
-/// -O2 even in debug builds, so tests and the daemon see the same speed.
+/// locally but rejects coincidental look-alikes. The hot loop is C++
+/// (CFingerVision/print_match.cpp), compiled -O2 even in debug builds, so tests and the daemon
+/// see the same speed.
 public struct FingerMatcher: Sendable {
     public let calibration: FARCalibration
 

@@ -1,4 +1,5 @@
-import CVision
+import CFingerVision
+import CImaging
 import Foundation
 
 /// Why a print could not be turned into a template.
@@ -43,7 +44,7 @@ public enum FingerprintError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 }
 
-/// Turns a fingerprint image into a template (the C++ stages in CVision/print.cpp: segmentation,
+/// Turns a fingerprint image into a template (the C++ stages in CFingerVision/print_extract.cpp: segmentation,
 /// normalisation, orientation, ridge period, Gabor enhancement, thinning, minutiae, clean-up).
 /// Stateless, so one extractor may serve every thread.
 public struct FingerprintExtractor: Sendable {
@@ -167,7 +168,7 @@ public struct FingerprintExtractor: Sendable {
         }
     }
 
-    /// The "W×H" CVision reports for an oversized header ("image is 5000x5000, larger …"); 0 × 0
+    /// The "W×H" CImaging reports for an oversized header ("image is 5000x5000, larger …"); 0 × 0
     /// when the message has none (a file beyond the byte limit).
     static func declaredSize(_ message: String) -> (Int, Int) {
         guard let word = message.split(separator: " ").first(where: { $0.contains("x") && $0.first?.isNumber == true }) else {

@@ -1,4 +1,4 @@
-import CVision
+import CFingerVision
 import Dispatch
 import Synchronization
 

@@ -1,7 +1,8 @@
 // finger-scene: renders synthetic camera frames of an open hand whose fingertips carry real FVC
 // prints, as a folder of PNGs for replay cameras in tests and benchmarks. Deterministic: the same
 // arguments give the same files. (Written with the camera side of the finger pipeline.)
-import CVision
+import CHandScene
+import CImaging
 import Foundation
 
 let usage = """

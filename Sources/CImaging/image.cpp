@@ -1,6 +1,7 @@
-// Pixel conversion, image decoding, video reading and PNG encoding with OpenCV.
-#include "cvision.h"
-#include "internal.hpp"
+// Pixel conversion, image decoding, video reading and PNG/JPEG encoding with OpenCV; the thread's
+// last error of every cvis_ target.
+#include "cvision_imaging.h"
+#include "cvision_internal.hpp"
 
 #include <cctype>
 #include <cstdlib>
@@ -303,6 +304,25 @@ cvis_status cvis_encode_png(const uint8_t *pixels, int width, int height, int ch
         cv::Mat m(height, width, channels == 1 ? CV_8UC1 : CV_8UC3, const_cast<uint8_t *>(pixels));
         std::vector<uint8_t> buffer;
         if (!cv::imencode(".png", m, buffer)) return fail(CVIS_ERR_INTERNAL, "PNG encoding failed");
+        auto *copy = static_cast<uint8_t *>(std::malloc(buffer.size()));
+        if (!copy) return fail(CVIS_ERR_INTERNAL, "out of memory");
+        std::memcpy(copy, buffer.data(), buffer.size());
+        *out = copy;
+        *out_length = buffer.size();
+        return CVIS_OK;
+    });
+}
+
+cvis_status cvis_encode_jpeg(const uint8_t *pixels, int width, int height, int channels, int quality, uint8_t **out,
+                             size_t *out_length) {
+    if (!pixels || !out || !out_length || width <= 0 || height <= 0 || (channels != 1 && channels != 3) ||
+        quality < 1 || quality > 100)
+        return fail(CVIS_ERR_ARGUMENT, "bad image for JPEG");
+    return guarded([&]() -> cvis_status {
+        cv::Mat m(height, width, channels == 1 ? CV_8UC1 : CV_8UC3, const_cast<uint8_t *>(pixels));
+        std::vector<uint8_t> buffer;
+        if (!cv::imencode(".jpg", m, buffer, {cv::IMWRITE_JPEG_QUALITY, quality}))
+            return fail(CVIS_ERR_INTERNAL, "JPEG encoding failed");
         auto *copy = static_cast<uint8_t *>(std::malloc(buffer.size()));
         if (!copy) return fail(CVIS_ERR_INTERNAL, "out of memory");
         std::memcpy(copy, buffer.data(), buffer.size());

@@ -3,7 +3,7 @@
 #include "cvision_face.h"
 #include "face_internal.hpp"
 #include <mutex>
-#include "internal.hpp"
+#include "cvision_internal.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,10 @@
-// CVision: the project's only C++ (OpenCV, later dlib), behind a plain C API.
+// CImaging: the imaging base of the native vision layer (OpenCV core, imgproc, imgcodecs, videoio),
+// behind a plain C API: status codes and the thread's last error (shared by CFaceVision and
+// CFingerVision), camera frame conversion, image and video reading, PNG/JPEG encoding.
 // Every entry point catches all C++ exceptions; failures return an error code and set a
 // thread-local message readable with cvis_last_error().
-#ifndef CVISION_H
-#define CVISION_H
+#ifndef CVISION_IMAGING_H
+#define CVISION_IMAGING_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,8 +23,17 @@ typedef enum {
     CVIS_ERR_INTERNAL = 6,   // an OpenCV exception or out of memory
 } cvis_status;
 
-/// Last error message of this thread (valid until the next failing call on the thread).
+/// Last error message of this thread (valid until the next failing call on the thread). One for
+/// all the cvis_ targets (CImaging, CFaceVision, CFingerVision).
 const char *cvis_last_error(void);
+
+/// Image: packed 8-bit rows, `channels` 3 (BGR) or 1 (grey/IR), row stride = width*channels.
+typedef struct {
+    const uint8_t *pixels;
+    int width;
+    int height;
+    int channels;
+} cvis_image_view;
 
 // MARK: Pixel conversion (camera frames)
 
@@ -64,6 +75,10 @@ void cvis_video_close(cvis_video *video);
 /// with cvis_free.
 cvis_status cvis_encode_png(const uint8_t *pixels, int width, int height, int channels, uint8_t **out,
                             size_t *out_length);
+/// Encodes packed grey (channels 1) or BGR (channels 3) pixels as baseline JPEG (quality 1–100).
+/// The caller frees *out with cvis_free.
+cvis_status cvis_encode_jpeg(const uint8_t *pixels, int width, int height, int channels, int quality,
+                             uint8_t **out, size_t *out_length);
 void cvis_free(void *pointer);
 
 #ifdef __cplusplus

@@ -1,14 +1,14 @@
-// Fingerprint image stages (OpenCV) and the minutia matcher. See Docs/finger-print.md.
+// Fingerprint image stages (OpenCV) behind cvis_print_extract. See Docs/finger-print.md.
 //
 // Extraction, all at 500 ppi:
 //   rescale → segmentation (local contrast) → local normalisation → orientation (gradient tensor,
 //   two-scale smoothing) → ridge period (oriented signatures) → contextual Gabor filtering →
 //   binarisation → thinning (Guo–Hall) → crossing-number minutiae → spurious-minutia removal.
-// Matching: Minutia Cylinder-Code (Cappelli et al. 2010, bit version) local similarities,
-//   consolidated by relaxation (LSS-R).
-#include "cvision.h"
+// The matcher is print_match.cpp.
+#include "cvision_imaging.h"
 #include "cvision_print.h"
-#include "internal.hpp"
+#include "cvision_internal.hpp"
+#include "print_angles.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,28 +20,16 @@
 #include <vector>
 
 #include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/ximgproc.hpp>
 
 namespace {
+using cvis::angleDiff;
 using cvis::fail;
 using cvis::guarded;
-
-constexpr float kPi = 3.14159265358979f;
-constexpr float kTwoPi = 2 * kPi;
-
-inline float wrap2pi(float a) {
-    a = std::fmod(a, kTwoPi);
-    return a < 0 ? a + kTwoPi : a;
-}
-/// Signed difference a − b in (−π, π].
-inline float angleDiff(float a, float b) {
-    float d = std::fmod(a - b, kTwoPi);
-    if (d <= -kPi) d += kTwoPi;
-    if (d > kPi) d -= kTwoPi;
-    return d;
-}
+using cvis::kPi;
+using cvis::kTwoPi;
+using cvis::wrap2pi;
 
 // MARK: - Extraction
 
@@ -532,316 +520,6 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
     return result;
 }
 
-// MARK: - Matching: Minutia Cylinder-Code
-
-constexpr int kNs = 16, kNd = 6;
-constexpr float kRadius = 70, kSigmaS = 28.0f / 3, kSigmaD = 2 * kPi / 9, kMuPsi = 0.01f;
-constexpr int kCells = kNs * kNs * kNd, kWords = kCells / 64; // 1536 bits, 24 words
-constexpr float kOmega = 50;                                  // hull enlargement (px)
-constexpr float kRotationWindow = kPi / 2; // pairs kept around the voted rotation (MCC's δθ)
-
-struct Cylinder {
-    std::array<uint64_t, kWords> bits{}, valid{};
-    int validCount = 0;
-};
-
-struct PreparedMinutia {
-    float x, y, angle;
-    int kind;
-    float quality;
-};
-
-} // namespace
-
-struct cvis_print_model {
-    std::vector<PreparedMinutia> minutiae;
-    std::vector<Cylinder> cylinders;
-    std::vector<int> owner; // minutia index of each cylinder
-    std::vector<cv::Point2f> hull; // convex hull of all minutiae (the print's extent)
-    // Pairwise geometry of the cylinder minutiae (row-major, cylinders × cylinders), precomputed
-    // so the relaxation step is table look-ups: distance, relative direction, radial angle.
-    std::vector<float> distance, direction, radial;
-};
-
-namespace {
-
-float gaussianArea(float a, float b, float sigma) {
-    const float s = sigma * std::sqrt(2.0f);
-    return 0.5f * (std::erf(b / s) - std::erf(a / s));
-}
-
-/// Directional contribution C_D of MCC: the Gaussian (σ_D) mass of each of the Nd direction bins
-/// for a given relative direction, tabulated at 1024 steps over (−π, π] (erf is slow).
-struct DirectionTable {
-    static constexpr int kSteps = 1024;
-    std::vector<float> values; // [step][bin]
-    DirectionTable() : values(size_t(kSteps + 1) * kNd) {
-        const float dD = kTwoPi / kNd;
-        for (int i = 0; i <= kSteps; ++i) {
-            float rel = -kPi + kTwoPi * i / kSteps;
-            for (int k = 0; k < kNd; ++k) {
-                float a = angleDiff(-kPi + (k + 0.5f) * dD, rel);
-                values[size_t(i) * kNd + k] = gaussianArea(a - dD / 2, a + dD / 2, kSigmaD);
-            }
-        }
-    }
-    const float *row(float rel) const {
-        int i = int(std::lround((rel + kPi) / kTwoPi * kSteps));
-        return &values[size_t(std::min(kSteps, std::max(0, i))) * kNd];
-    }
-};
-
-const DirectionTable &directionTable() {
-    static const DirectionTable table;
-    return table;
-}
-
-/// The cylinder of each minutia: which neighbours sit where (relative to its own position and
-/// direction) and with what relative direction — invariant to rotation and translation, and
-/// local, so partial overlap and distortion only affect the cylinders near them.
-void buildCylinders(cvis_print_model &model) {
-    auto &ms = model.minutiae;
-    const int n = int(ms.size());
-    std::vector<cv::Point2f> pts;
-    for (auto &m : ms) pts.emplace_back(m.x, m.y);
-    std::vector<cv::Point2f> hull;
-    if (n >= 3) cv::convexHull(pts, hull);
-    model.hull = hull;
-    const float dS = 2 * kRadius / kNs;
-    const int cellsInDisk = [&] {
-        int c = 0;
-        for (int i = 0; i < kNs; ++i)
-            for (int j = 0; j < kNs; ++j)
-                if (std::hypot((i - (kNs - 1) / 2.0f) * dS, (j - (kNs - 1) / 2.0f) * dS) <= kRadius) ++c;
-        return c;
-    }();
-    for (int mi = 0; mi < n; ++mi) {
-        const auto &m = ms[mi];
-        float c = std::cos(m.angle), s = std::sin(m.angle);
-        std::vector<int> near;
-        for (int t = 0; t < n; ++t)
-            if (t != mi && std::hypot(ms[t].x - m.x, ms[t].y - m.y) <= kRadius + 3 * kSigmaS) near.push_back(t);
-        if (near.size() < 4) continue; // too few neighbours to be distinctive
-        Cylinder cyl;
-        int validCells = 0;
-        for (int i = 0; i < kNs; ++i)
-            for (int j = 0; j < kNs; ++j) {
-                float ox = (i - (kNs - 1) / 2.0f) * dS, oy = (j - (kNs - 1) / 2.0f) * dS;
-                if (std::hypot(ox, oy) > kRadius) continue;
-                float px = m.x + c * ox - s * oy, py = m.y + s * ox + c * oy;
-                if (hull.size() >= 3 && cv::pointPolygonTest(hull, cv::Point2f(px, py), false) < 0 &&
-                    cv::pointPolygonTest(hull, cv::Point2f(px, py), true) < -kOmega)
-                    continue; // outside the print (its minutiae's hull grown by Ω)
-                ++validCells;
-                float sums[kNd] = {0};
-                for (int t : near) {
-                    float d = std::hypot(ms[t].x - px, ms[t].y - py);
-                    if (d > 3 * kSigmaS) continue;
-                    float cs = std::exp(-d * d / (2 * kSigmaS * kSigmaS)) / (kSigmaS * std::sqrt(kTwoPi));
-                    const float *cd = directionTable().row(angleDiff(m.angle, ms[t].angle));
-                    for (int k = 0; k < kNd; ++k) sums[k] += cs * cd[k];
-                }
-                for (int k = 0; k < kNd; ++k) {
-                    int bit = (i * kNs + j) * kNd + k;
-                    cyl.valid[bit / 64] |= uint64_t(1) << (bit % 64);
-                    if (sums[k] >= kMuPsi) cyl.bits[bit / 64] |= uint64_t(1) << (bit % 64);
-                }
-            }
-        if (validCells < int(0.75f * cellsInDisk)) continue;
-        cyl.validCount = validCells * kNd;
-        model.cylinders.push_back(cyl);
-        model.owner.push_back(mi);
-    }
-    const size_t nc = model.owner.size();
-    model.distance.assign(nc * nc, 0);
-    model.direction.assign(nc * nc, 0);
-    model.radial.assign(nc * nc, 0);
-    for (size_t i = 0; i < nc; ++i)
-        for (size_t j = 0; j < nc; ++j) {
-            const auto &a = ms[model.owner[i]], &b = ms[model.owner[j]];
-            model.distance[i * nc + j] = std::hypot(a.x - b.x, a.y - b.y);
-            model.direction[i * nc + j] = angleDiff(a.angle, b.angle);
-            model.radial[i * nc + j] = angleDiff(a.angle, std::atan2(b.y - a.y, b.x - a.x));
-        }
-}
-
-inline float sigmoid(float v, float mu, float tau) { return 1.0f / (1.0f + std::exp(-tau * (v - mu))); }
-
-/// Bit-MCC similarity of two cylinders over the cells valid in both.
-__attribute__((always_inline)) inline float cylinderSimilarity(const Cylinder &a, const Cylinder &b, int minCommon) {
-    int common = 0, na = 0, nb = 0, diff = 0;
-    for (int w = 0; w < kWords; ++w) {
-        uint64_t v = a.valid[w] & b.valid[w];
-        common += __builtin_popcountll(v);
-        uint64_t ca = a.bits[w] & v, cb = b.bits[w] & v;
-        na += __builtin_popcountll(ca);
-        nb += __builtin_popcountll(cb);
-        diff += __builtin_popcountll(ca ^ cb);
-    }
-    if (common < minCommon || na + nb == 0) return 0;
-    return 1.0f - std::sqrt(float(diff)) / (std::sqrt(float(na)) + std::sqrt(float(nb)));
-}
-
-/// The local similarity matrix (cylinders of A × cylinders of B), for all pairs: MCC's limit on
-/// the direction difference (δθ = 90° around 0) would make prints rotated by more than 90°
-/// unmatchable, so it is applied afterwards around the voted rotation instead
-/// (restrictToDominantRotation). A window centred on a rotation estimated from minutia-direction
-/// histograms failed: directions cluster at θ and θ+180°, so that estimate is ambiguous.
-__attribute__((always_inline)) inline void similarityMatrix(const cvis_print_model &A, const cvis_print_model &B,
-                                                            float *gamma) {
-    const int nA = int(A.cylinders.size()), nB = int(B.cylinders.size());
-    const int minCommon = int(0.6f * kCells * 0.78f);
-    for (int i = 0; i < nA; ++i)
-        for (int j = 0; j < nB; ++j)
-            gamma[size_t(i) * nB + j] = cylinderSimilarity(A.cylinders[i], B.cylinders[j], minCommon);
-}
-
-#if defined(__x86_64__)
-// Baseline x86-64 has no POPCNT instruction (the compiler calls a slow library routine): this
-// copy is compiled for CPUs with it and chosen at run time.
-__attribute__((target("popcnt"))) void similarityMatrixPopcnt(const cvis_print_model &A, const cvis_print_model &B,
-                                                               float *gamma) {
-    similarityMatrix(A, B, gamma);
-}
-// With AVX-512 VPOPCNTDQ the 24-word loop vectorises (3 × 512 bits per cylinder).
-__attribute__((target("popcnt,avx2,avx512f,avx512vpopcntdq"))) void
-similarityMatrixAVX512(const cvis_print_model &A, const cvis_print_model &B, float *gamma) {
-    similarityMatrix(A, B, gamma);
-}
-const bool kHasPopcnt = (__builtin_cpu_init(), __builtin_cpu_supports("popcnt"));
-const bool kHasAVX512Popcnt = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
-#endif
-
-void localSimilarities(const cvis_print_model &A, const cvis_print_model &B, float *gamma) {
-#if defined(__x86_64__)
-    if (kHasAVX512Popcnt) return similarityMatrixAVX512(A, B, gamma);
-    if (kHasPopcnt) return similarityMatrixPopcnt(A, B, gamma);
-#endif
-    similarityMatrix(A, B, gamma);
-}
-
-/// Rotation invariance without MCC's fixed 90° window: the most similar local pairs vote for the
-/// global rotation (their direction differences, weighted by similarity — true correspondences
-/// dominate the top of a genuine comparison), and pairs whose direction difference is more than
-/// kRotationWindow away from it are discarded, as MCC's δθ does around 0.
-void restrictToDominantRotation(const cvis_print_model &A, const cvis_print_model &B, std::vector<float> &gamma) {
-    const int nB = int(B.cylinders.size());
-    constexpr int kTop = 20, kBins = 32;
-    std::array<std::pair<float, int>, kTop> top{};
-    int filled = 0;
-    for (size_t k = 0; k < gamma.size(); ++k) {
-        float g = gamma[k];
-        if (g <= 0 || (filled == kTop && g <= top[kTop - 1].first)) continue;
-        int at = std::min(filled, kTop - 1);
-        while (at > 0 && top[size_t(at - 1)].first < g) {
-            if (at < kTop) top[size_t(at)] = top[size_t(at - 1)];
-            --at;
-        }
-        top[size_t(at)] = {g, int(k)};
-        filled = std::min(kTop, filled + 1);
-    }
-    if (filled == 0) return;
-    auto rotationOf = [&](int k) {
-        return wrap2pi(B.minutiae[B.owner[k % nB]].angle - A.minutiae[A.owner[k / nB]].angle);
-    };
-    std::array<float, kBins> votes{};
-    for (int t = 0; t < filled; ++t) {
-        int bin = int(rotationOf(top[size_t(t)].second) / kTwoPi * kBins) % kBins;
-        votes[size_t(bin)] += top[size_t(t)].first;
-        votes[size_t((bin + 1) % kBins)] += 0.5f * top[size_t(t)].first;
-        votes[size_t((bin + kBins - 1) % kBins)] += 0.5f * top[size_t(t)].first;
-    }
-    int best = int(std::max_element(votes.begin(), votes.end()) - votes.begin());
-    const float rotation = (best + 0.5f) * kTwoPi / kBins;
-    for (size_t k = 0; k < gamma.size(); ++k)
-        if (gamma[k] > 0 && std::abs(angleDiff(rotationOf(int(k)), rotation)) > kRotationWindow) gamma[k] = 0;
-}
-
-double match(const cvis_print_model &A, const cvis_print_model &B) {
-    const int nA = int(A.cylinders.size()), nB = int(B.cylinders.size());
-    if (nA == 0 || nB == 0) return 0;
-    std::vector<float> gamma(size_t(nA) * nB, 0);
-    localSimilarities(A, B, gamma.data());
-    restrictToDominantRotation(A, B, gamma);
-    // Candidate pairs: greedy one-to-one by local similarity (LSA-like), nR = min(nA, nB).
-    struct Pair {
-        int a, b;
-        float sim;
-    };
-    // Greedy one-to-one pairs in decreasing local similarity. Similarities are bucketed (1/1024
-    // steps, a counting sort: O(nA·nB)) — comparison sorts of all pairs were the matcher's
-    // largest cost; order within a bucket does not matter at that resolution.
-    constexpr int kBuckets = 1024;
-    std::array<int, kBuckets + 1> start{};
-    std::vector<uint16_t> key(gamma.size());
-    for (size_t k = 0; k < gamma.size(); ++k) {
-        int b = gamma[k] > 0 ? std::min(kBuckets - 1, int(gamma[k] * kBuckets)) : -1;
-        key[k] = uint16_t(b + 1); // 0: not a candidate
-        if (b >= 0) ++start[size_t(kBuckets - 1 - b) + 1];
-    }
-    for (int b = 0; b < kBuckets; ++b) start[size_t(b) + 1] += start[size_t(b)];
-    std::vector<int> ranked(static_cast<size_t>(start[kBuckets]));
-    {
-        std::array<int, kBuckets + 1> fill = start;
-        for (size_t k = 0; k < gamma.size(); ++k)
-            if (key[k]) ranked[size_t(fill[size_t(kBuckets - key[k])]++)] = int(k);
-    }
-    const int nR = std::min(nA, nB);
-    std::vector<uint8_t> usedA(nA, 0), usedB(nB, 0);
-    std::vector<Pair> pairs;
-    for (size_t k = 0; k < ranked.size() && int(pairs.size()) < nR; ++k) {
-        int a = ranked[k] / nB, b = ranked[k] % nB;
-        if (usedA[a] || usedB[b]) continue;
-        usedA[a] = usedB[b] = 1;
-        pairs.push_back({a, b, gamma[size_t(ranked[k])]});
-    }
-    const int n = int(pairs.size());
-    if (n < 2) return 0;
-    // Relaxation (LSS-R): a pair keeps its similarity only if other pairs agree with its geometry
-    // (distance, relative direction, radial angle).
-    std::vector<float> rho(size_t(n) * n, 0);
-    const size_t ncA = A.owner.size(), ncB = B.owner.size();
-    for (int t = 0; t < n; ++t) {
-        const size_t at = size_t(pairs[t].a), bt = size_t(pairs[t].b);
-        for (int k = 0; k < n; ++k) {
-            if (k == t) continue;
-            const size_t ak = size_t(pairs[k].a), bk = size_t(pairs[k].b);
-            // Each factor is a falling sigmoid; beyond ~10/τ past its midpoint it is < 1e-4, so the
-            // product is skipped (most pairs of an impostor comparison end here).
-            float d1 = std::abs(A.distance[at * ncA + ak] - B.distance[bt * ncB + bk]);
-            if (d1 > 11) continue;
-            float d2 = std::abs(angleDiff(A.direction[at * ncA + ak], B.direction[bt * ncB + bk]));
-            if (d2 > kPi / 12 + 0.35f) continue;
-            float d3 = std::abs(angleDiff(A.radial[at * ncA + ak], B.radial[bt * ncB + bk]));
-            if (d3 > kPi / 12 + 0.35f) continue;
-            rho[size_t(t) * n + k] =
-                sigmoid(d1, 5, -8.0f / 5) * sigmoid(d2, kPi / 12, -30) * sigmoid(d3, kPi / 12, -30);
-        }
-    }
-    std::vector<float> lambda(n), next(n);
-    for (int t = 0; t < n; ++t) lambda[t] = pairs[t].sim;
-    const float wR = 0.5f;
-    for (int it = 0; it < 5; ++it) {
-        for (int t = 0; t < n; ++t) {
-            float s = 0;
-            for (int k = 0; k < n; ++k) s += rho[size_t(t) * n + k] * lambda[k];
-            next[t] = wR * lambda[t] + (1 - wR) * s / float(n - 1);
-        }
-        lambda.swap(next);
-    }
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int x, int y) {
-        return lambda[x] / pairs[x].sim > lambda[y] / pairs[y].sim;
-    });
-    const int minNP = 4, maxNP = 12;
-    int nP = minNP + int(std::lround(sigmoid(float(std::min(nA, nB)), 20, 0.4f) * (maxNP - minNP)));
-    nP = std::min(nP, n);
-    double score = 0;
-    for (int i = 0; i < nP; ++i) score += lambda[order[i]];
-    return score / nP;
-}
-
 cvis_status extractTo(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask, cvis_minutia *out,
                       int capacity, cvis_print_info *info, uint8_t *enhanced, uint8_t *skeleton) {
     cv::Mat g(height, width, CV_8UC1, const_cast<uint8_t *>(grey));
@@ -898,57 +576,6 @@ cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int p
     if (cvis_print_scaled_size(width, height, ppi) > kMaxScaledPixels)
         return fail(CVIS_ERR_ARGUMENT, "print too large: more than 6 Mpx at 500 ppi");
     return guarded([&]() { return extractTo(grey, width, height, ppi, mask, out, capacity, info, enhanced, skeleton); });
-}
-
-cvis_print_model *cvis_print_model_make(const cvis_minutia *minutiae, int count, cvis_status *status) {
-    cvis_print_model *result = nullptr;
-    cvis_status st = guarded([&]() -> cvis_status {
-        if (count < 0 || count > 10000 || (count > 0 && !minutiae)) return fail(CVIS_ERR_ARGUMENT, "bad minutiae");
-        auto model = std::make_unique<cvis_print_model>();
-        for (int i = 0; i < count; ++i) {
-            const cvis_minutia &m = minutiae[i];
-            if (!std::isfinite(m.x) || !std::isfinite(m.y) || !std::isfinite(m.angle))
-                return fail(CVIS_ERR_ARGUMENT, "minutia is not finite");
-            model->minutiae.push_back({m.x, m.y, wrap2pi(-m.angle), int(m.kind), m.quality / 100.0f});
-        }
-        buildCylinders(*model);
-        result = model.release();
-        return CVIS_OK;
-    });
-    if (status) *status = st;
-    return st == CVIS_OK ? result : nullptr;
-}
-
-void cvis_print_model_free(cvis_print_model *model) { delete model; }
-
-int cvis_print_model_cylinders(const cvis_print_model *model) { return model ? int(model->cylinders.size()) : 0; }
-
-double cvis_print_match(const cvis_print_model *probe, const cvis_print_model *reference) {
-    if (!probe || !reference) return 0;
-    try {
-        return match(*probe, *reference);
-    } catch (...) {
-        return 0;
-    }
-}
-
-cvis_status cvis_encode_jpeg(const uint8_t *pixels, int width, int height, int channels, int quality, uint8_t **out,
-                             size_t *out_length) {
-    if (!pixels || !out || !out_length || width <= 0 || height <= 0 || (channels != 1 && channels != 3) ||
-        quality < 1 || quality > 100)
-        return fail(CVIS_ERR_ARGUMENT, "bad image for JPEG");
-    return guarded([&]() -> cvis_status {
-        cv::Mat m(height, width, channels == 1 ? CV_8UC1 : CV_8UC3, const_cast<uint8_t *>(pixels));
-        std::vector<uint8_t> buffer;
-        if (!cv::imencode(".jpg", m, buffer, {cv::IMWRITE_JPEG_QUALITY, quality}))
-            return fail(CVIS_ERR_INTERNAL, "JPEG encoding failed");
-        auto *copy = static_cast<uint8_t *>(std::malloc(buffer.size()));
-        if (!copy) return fail(CVIS_ERR_INTERNAL, "out of memory");
-        std::memcpy(copy, buffer.data(), buffer.size());
-        *out = copy;
-        *out_length = buffer.size();
-        return CVIS_OK;
-    });
 }
 
 } // extern "C"

@@ -1,11 +1,12 @@
-// CVision fingerprint API (contact or contact-like prints): segmentation, enhancement, minutiae,
-// and the minutia matcher (MCC cylinders + relaxation), plus JPEG encoding for image export.
+// CFingerVision fingerprint API (contact or contact-like prints): segmentation, enhancement, minutiae
+// (print_extract.cpp), the minutia matcher (MCC cylinders + relaxation, print_match.cpp) and 1:N
+// pre-selection codes (print_index.cpp). Image export (cvis_encode_jpeg/png) is CImaging's.
 // Coordinates are always in 500-ppi pixels of the input rescaled to 500 ppi; angles are radians in
 // [0, 2π), counter-clockwise as seen on screen (y down), as ISO/IEC 19794-2 measures them.
 #ifndef CVISION_PRINT_H
 #define CVISION_PRINT_H
 
-#include "cvision.h"
+#include "cvision_imaging.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,11 +74,6 @@ cvis_status cvis_print_index_code(const cvis_minutia *minutiae, int count, uint6
 /// scores are broken by position. `*found` receives how many were written.
 cvis_status cvis_print_index_best(const uint64_t *probe, const uint64_t *codes, size_t count, size_t k,
                                   uint32_t *best_index, float *best_score, size_t *found);
-
-/// Encodes packed grey (channels 1) or BGR (channels 3) pixels as baseline JPEG (quality 1–100).
-/// The caller frees *out with cvis_free.
-cvis_status cvis_encode_jpeg(const uint8_t *pixels, int width, int height, int channels, int quality,
-                             uint8_t **out, size_t *out_length);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,10 @@
-// Internal helpers shared by the CVision translation units (not part of the C API).
+// Internal C++ helpers shared by the translation units of every cvis_ target (CImaging,
+// CFaceVision, CFingerVision, CHandScene): not part of the C API, and not in the module map, so
+// Swift never sees it.
 #ifndef CVISION_INTERNAL_HPP
 #define CVISION_INTERNAL_HPP
 
-#include "cvision.h"
+#include "cvision_imaging.h"
 
 #include <exception>
 #include <new>
@@ -12,7 +14,8 @@
 
 namespace cvis {
 
-/// This thread's last error message (read by cvis_last_error()); defined in image.cpp.
+/// This thread's last error message (read by cvis_last_error()); defined once, in CImaging's
+/// image.cpp.
 extern thread_local std::string last_error;
 
 /// Records `message` as this thread's last error and returns `status`.

@@ -1,6 +1,6 @@
 // Replay cue: a face shown on a screen or a print sits inside straight borders.
 #include "cvision_spoof.h"
-#include "internal.hpp"
+#include "cvision_internal.hpp"
 
 #include <cmath>
 #include <vector>

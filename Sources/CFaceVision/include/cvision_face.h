@@ -1,10 +1,10 @@
-// CVision face API: detection (YuNet, or dlib HOG when no YuNet model), 68/5-point landmarks,
+// CFaceVision face API: detection (YuNet, or dlib HOG when no YuNet model), 68/5-point landmarks,
 // head pose, image quality measures, aligned-chip embeddings (dlib ResNet, 128-d), drawing.
 // Plain C over C++; every entry point catches all exceptions (status + cvis_last_error()).
 #ifndef CVISION_FACE_H
 #define CVISION_FACE_H
 
-#include "cvision.h"
+#include "cvision_imaging.h" // cvis_status, cvis_image_view
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,14 +36,6 @@ typedef struct {
     float x, y, width, height;  // pixels, top-left origin
     float score;                // detector confidence 0..1 (HOG: squashed margin)
 } cvis_face_box;
-
-/// Image: packed 8-bit rows, `channels` 3 (BGR) or 1 (grey/IR), row stride = width*channels.
-typedef struct {
-    const uint8_t *pixels;
-    int width;
-    int height;
-    int channels;
-} cvis_image_view;
 
 /// Detects faces, largest first. Returns the count written (<= max_faces) or -1 on error.
 /// `min_size` is the smallest face side in pixels to report (0 = detector default).

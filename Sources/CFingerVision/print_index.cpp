@@ -8,7 +8,7 @@
 // of shared bits, normalised by the size of the reference's set (so prints with many minutiae do
 // not win by filling their filter). Scoring is AND + popcount over 64 words per reference.
 #include "cvision_print.h"
-#include "internal.hpp"
+#include "cvision_internal.hpp"
 
 #include <algorithm>
 #include <array>
