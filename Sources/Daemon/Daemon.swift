@@ -30,9 +30,9 @@ public final class Daemon: Sendable {
     let finger: FingerService
     let policy: AccessPolicy
     let auth: AuthService
+    let sessions: CameraSessions
     let templates: TemplateRepository
     let startedNs = monotonicNanoseconds()
-    let activeSessions = Atomic<Int>(0)
     private let server = Mutex<RPCServer?>(nil)
     private let socketActivated = Atomic<Bool>(false)
 
@@ -45,6 +45,7 @@ public final class Daemon: Sendable {
         } catch {
             throw StartupError(description: "camera: \(error.description)")
         }
+        sessions = CameraSessions(cameras: cameras)
         do {
             let key = try TemplateKey.load(stateDirectory: configuration.stateDirectory,
                                            credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
@@ -67,16 +68,33 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// The method table of this build.
+    /// The method table of this build: each group gets only what it uses.
     var methodTable: MethodTable {
+        let face = FaceMethods(
+            face: self.face, templates: templates, sessions: sessions, auth: auth, policy: policy, logger: logger,
+            fixedChallenge: configuration.isProductionInstance ? nil : configuration.testChallengeSequence)
+        let finger = FingerMethods(finger: self.finger, templates: templates, sessions: sessions, auth: auth, policy: policy,
+                                   logger: logger)
+        let groups: [any MethodGroup] = [
+            DaemonMethods(status: { [self] in status }),
+            CameraMethods(sessions: sessions, face: self.face, policy: policy),
+            UserMethods(templates: templates, policy: policy, logger: logger),
+            face,
+            finger,
+            AuthMethods(auth: auth, store: store, policy: policy, logger: logger, face: face, finger: finger),
+        ]
         var table = MethodTable()
-        registerDaemonMethods(&table)
-        registerCameraMethods(&table)
-        registerUserMethods(&table)
-        registerFaceMethods(&table)
-        registerFingerMethods(&table)
-        registerAuthMethods(&table)
+        for group in groups { group.register(in: &table) }
         return table
+    }
+
+    /// daemon.status: what the daemon has and does now.
+    var status: DaemonStatus {
+        DaemonStatus(
+            version: biometricdVersion, uptimeS: (uptimeSeconds * 1000).rounded() / 1000, pid: getpid(),
+            cameras: cameras.devices.map(\.id), models: models.status, users: (try? store.userCount()) ?? 0,
+            activeSessions: sessions.activeCount, clients: clientCount, socketActivated: isSocketActivated,
+            privileged: configuration.privileged, faceGallery: templates.faceGalleryStatus)
     }
 
     /// Serves until SIGTERM or SIGINT.
@@ -108,7 +126,7 @@ public final class Daemon: Sendable {
         cameras.stopHotplug()
         await rpc.stop()
         // Sessions end when their calls are canceled; give them a moment to close the cameras.
-        for _ in 0..<50 where activeSessions.load(ordering: .relaxed) > 0 {
+        for _ in 0..<50 where sessions.activeCount > 0 {
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
         store.flush()
@@ -136,63 +154,14 @@ public final class Daemon: Sendable {
 
     private static let signalSources = Mutex<[UncheckedSendable<any DispatchSourceSignal>]>([])
 
-    // MARK: Shared facts for methods
+    // MARK: Lifecycle facts
 
     var uptimeSeconds: Double { Double(monotonicNanoseconds() - startedNs) / 1e9 }
     var clientCount: Int { server.withLock { $0?.clientCount ?? 0 } }
     var isSocketActivated: Bool { socketActivated.load(ordering: .relaxed) }
-
-    /// Runs `body` as a camera session: holds the lease, counts the session, always stops capture.
-    func withCameraSession<T: Sendable>(
-        _ camera: String?, request: CaptureRequest = CaptureRequest(), _ body: (CaptureSession, CameraLease) async throws -> T
-    ) async throws -> T {
-        let lease = try cameras.acquire(camera)
-        defer { lease.release() }
-        activeSessions.add(1, ordering: .relaxed)
-        defer {
-            // The last session out hands the frames' and the analysis's freed memory back to
-            // the system (glibc keeps it otherwise): RSS between sessions stays at the idle level.
-            if activeSessions.subtract(1, ordering: .relaxed).newValue == 0 { _ = csd_release_free_memory() }
-        }
-        let capture = try lease.start(request)
-        do {
-            let result = try await body(capture, lease)
-            await capture.stop()
-            return result
-        } catch {
-            await capture.stop()
-            throw error
-        }
-    }
 }
 
 struct UncheckedSendable<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
-}
-
-/// Runs `operation`, failing with `timeout` (1007) after `milliseconds`. With `camera`, a device
-/// that fails meanwhile ends the call at once with its camera error: a lost camera is reported
-/// as lost even while an analysis is still running or the deadline is near.
-func withDeadline<T: Sendable>(milliseconds: Int, _ what: String, watching camera: CaptureSession? = nil,
-                               _ operation: @escaping @Sendable () async throws -> T) async throws -> T
-{
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(nanoseconds: UInt64(milliseconds) * 1_000_000)
-            if let failure = camera?.endedWith { throw failure }
-            throw RPCError.app(.timeout, "\(what) took longer than \(milliseconds) ms", details: ["timeout_ms": .int(Int64(milliseconds))])
-        }
-        if let camera {
-            group.addTask {
-                if let failure = await camera.failure() { throw failure }
-                // Stopped normally: nothing to report; wait to be canceled with the others.
-                while !Task.isCancelled { try await Task.sleep(nanoseconds: 1_000_000_000) }
-                throw CancellationError()
-            }
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
 }

@@ -91,3 +91,9 @@ public struct MethodTable: Sendable {
         }
     }
 }
+
+/// A set of methods (face, finger, camera, user, auth, daemon) that registers itself with only
+/// the dependencies it uses.
+protocol MethodGroup: Sendable {
+    func register(in table: inout MethodTable)
+}

@@ -3,10 +3,19 @@ import BiometricCamera
 import BiometricProtocol
 import BiometricStore
 import Foundation
+import Logging
 
-/// PIN, policy, lockout status, auth.authenticate and biometric-bound keys (SPEC §4).
-extension Daemon {
-    func registerAuthMethods(_ table: inout MethodTable) {
+/// pin.*, auth.* and key.*: PIN, policy, lockout status, auth.authenticate and biometric-bound
+/// keys (SPEC §4). The biometric factors run through the face and finger methods.
+struct AuthMethods: MethodGroup {
+    let auth: AuthService
+    let store: TemplateStore
+    let policy: AccessPolicy
+    let logger: Logger
+    let face: FaceMethods
+    let finger: FingerMethods
+
+    func register(in table: inout MethodTable) {
         table.register(Method.pinSet) { [self] (context, p: PINSetParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "set the PIN of")
             try auth.checkFormat(p.pin)
@@ -188,7 +197,7 @@ extension Daemon {
             do {
                 switch factor {
                 case .face:
-                    let r = try await faceVerify(FaceVerifyParams(user: user, camera: camera,
+                    let r = try await face.verify(FaceVerifyParams(user: user, camera: camera,
                                                                   mode: userPolicy.requireLiveness ? "liveness" : "image",
                                                                   timeoutMs: min(300_000, remainingMs)), context)
                     if r.match { return result(.face, score: r.score) }
@@ -198,7 +207,7 @@ extension Daemon {
                     var capture = FingerCaptureSettings()
                     capture.liveness = userPolicy.requireLiveness ? "low" : "none"
                     capture.timeoutS = max(1, min(120, remainingMs / 1000))
-                    let r = try await fingerVerify(FingerAuthParams(user: user, camera: camera, capture: capture), user: user, context)
+                    let r = try await finger.verify(FingerAuthParams(user: user, camera: camera, capture: capture), user: user, context)
                     if r.match { return result(.finger, score: r.score) }
                     tried.append(FactorAttempt(factor: "finger", name: factor.friendlyName, code: 0, reason: "no_match",
                                                message: "no finger matched (score \(r.score))", score: r.score))

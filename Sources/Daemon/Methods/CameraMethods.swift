@@ -11,8 +11,15 @@ extension CameraDescription {
     }
 }
 
-extension Daemon {
-    func registerCameraMethods(_ table: inout MethodTable) {
+/// camera.*: the cameras, their hot-plug events, and snapshots (SPEC §4).
+struct CameraMethods: MethodGroup {
+    let sessions: CameraSessions
+    let face: FaceService
+    let policy: AccessPolicy
+
+    var cameras: CameraRegistry { sessions.cameras }
+
+    func register(in table: inout MethodTable) {
         table.register(Method.cameraList) { [self] (_, _: NoParams) in
             cameras.devices.map { $0.description.wire(busy: cameras.isBusy($0.id)) }
         }
@@ -38,7 +45,7 @@ extension Daemon {
             try policy.requireAdmin(context.peer, "camera.snapshot")
             let warmup = params.warmupFrames ?? 3
             let timeout = params.timeoutMs ?? 5000
-            return try await withCameraSession(params.camera) { capture, lease in
+            return try await sessions.withSession(params.camera) { capture, lease in
                 let frame = try await withDeadline(milliseconds: timeout, "camera.snapshot") {
                     var frame = try await capture.frames.next()
                     for _ in 0..<warmup { frame = try await capture.frames.next() }

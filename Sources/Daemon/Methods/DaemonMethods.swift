@@ -1,16 +1,13 @@
 import BiometricProtocol
 
-extension Daemon {
-    func registerDaemonMethods(_ table: inout MethodTable) {
+/// daemon.status and session.cancel: answered on the event loop (no task, no thread hop).
+struct DaemonMethods: MethodGroup {
+    /// The daemon's state now (read from in-memory counters only).
+    let status: @Sendable () -> DaemonStatus
+
+    func register(in table: inout MethodTable) {
         // Anyone may ask whether the daemon is up and what it has (Ezio isSupported/isInitialized).
-        table.registerImmediate(Method.daemonStatus) { [self] (_, _: NoParams) in
-            DaemonStatus(
-                version: biometricdVersion, uptimeS: (uptimeSeconds * 1000).rounded() / 1000, pid: getpid(),
-                cameras: cameras.devices.map(\.id), models: models.status, users: (try? store.userCount()) ?? 0,
-                activeSessions: activeSessions.load(ordering: .relaxed), clients: clientCount,
-                socketActivated: isSocketActivated, privileged: configuration.privileged,
-                faceGallery: templates.faceGalleryStatus)
-        }
+        table.registerImmediate(Method.daemonStatus) { [status] (_, _: NoParams) in status() }
 
         // A caller cancels its own running calls (and camera watches) by request id.
         table.registerImmediate(Method.sessionCancel) { (context, params: CancelParams) in

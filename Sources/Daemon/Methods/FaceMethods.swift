@@ -3,21 +3,33 @@ import BiometricFace
 import BiometricProtocol
 import BiometricStore
 import Foundation
+import Logging
 
-/// Face enrol / verify / identify over a camera session, and template management (SPEC §4).
-extension Daemon {
-    func registerFaceMethods(_ table: inout MethodTable) {
+/// face.*: enrol, verify and identify sessions, and template management (SPEC §4).
+struct FaceMethods: MethodGroup {
+    let face: FaceService
+    let templates: TemplateRepository
+    let sessions: CameraSessions
+    let auth: AuthService
+    let policy: AccessPolicy
+    let logger: Logger
+    /// The challenge moves of a test daemon's hook (nil in production: moves are random).
+    let fixedChallenge: [ChallengeLiveness.Action]?
+
+    var store: TemplateStore { templates.store }
+
+    func register(in table: inout MethodTable) {
         table.register(Method.faceEnroll) { [self] (context, p: FaceEnrollParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "enrol")
-            return try await faceEnroll(p, context)
+            return try await enroll(p, context)
         }
         table.register(Method.faceVerify) { [self] (context, p: FaceVerifyParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "verify")
-            return try await faceVerify(p, context)
+            return try await verify(p, context)
         }
         table.register(Method.faceIdentify) { [self] (context, p: FaceIdentifyParams) in
             try policy.requireAdminOrLogin(context.peer, "face.identify")
-            return try await faceIdentify(p, context)
+            return try await identify(p, context)
         }
         table.register(Method.faceList) { [self] (context, p: FaceListParams) in
             if let user = p.user {

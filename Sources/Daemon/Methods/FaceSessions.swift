@@ -6,12 +6,12 @@ import Foundation
 
 /// face.verify, face.identify and face.enroll: resolve the params, run the session
 /// (Face/Sessions) on a camera, and apply what the daemon owns (lockout, the store).
-extension Daemon {
+extension FaceMethods {
     /// The liveness part of verify and identify params, resolved: the moves come from the
     /// system CSPRNG, or from the test hook of a non-production daemon.
     func challengeMoves(mode: String?, steps: Int?) -> [ChallengeLiveness.Action]? {
         guard mode == "challenge" else { return nil }
-        if let fixed = configuration.testChallengeSequence, !configuration.isProductionInstance { return fixed }
+        if let fixedChallenge { return fixedChallenge }
         return ChallengeLiveness.random(steps: steps ?? 2)
     }
 
@@ -27,7 +27,7 @@ extension Daemon {
             challengeStepTimeoutMs: challengeStepTimeoutMs ?? 5000)
     }
 
-    func faceVerify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> FaceVerifyResult {
+    func verify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> FaceVerifyResult {
         let pipeline = try await face.pipeline()
         let references = try templates.faceTemplates(user: p.user)
         guard !references.isEmpty else {
@@ -43,12 +43,12 @@ extension Daemon {
         let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started)
         let outcome: FaceAuthenticationOutcome
         do {
-            outcome = try await runFaceSession(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { $0 }
+            outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { $0 }
         } catch {
             if AuthService.countsAsFailure(error) { auth.recordBiometric(p.user, success: false, modality: "face") }
             throw error
         }
-        let durationMs = Self.milliseconds(since: started)
+        let durationMs = elapsedMilliseconds(since: started)
         auth.recordBiometric(p.user, success: outcome.matched, modality: "face")
         logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) in \(durationMs) ms")
         return FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
@@ -57,7 +57,7 @@ extension Daemon {
                                 spoofAttempt: false, durationMs: durationMs)
     }
 
-    func faceIdentify(_ p: FaceIdentifyParams, _ context: CallContext) async throws -> FaceIdentifyResult {
+    func identify(_ p: FaceIdentifyParams, _ context: CallContext) async throws -> FaceIdentifyResult {
         let pipeline = try await face.pipeline()
         let gallery = try templates.faceGallery()
         guard gallery.count > 0 else {
@@ -72,7 +72,7 @@ extension Daemon {
         let calibration = face.calibration
         let source = templates.storedFaceTemplates
         let threads = face.searchThreads
-        let outcome = try await runFaceSession(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { probe in
+        let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { probe in
             // A store that cannot be read fails closed: no candidate.
             ((try? gallery.rank(probe, exact: source, threads: threads)) ?? [])
                 .map { Candidate(user: $0.user, score: calibration.score($0.distance)) }
@@ -85,28 +85,24 @@ extension Daemon {
         return FaceIdentifyResult(user: outcome.user, score: outcome.candidates.first?.score ?? 0,
                                   candidates: outcome.candidates.map { Candidate(user: $0.user, score: $0.score) },
                                   stepUpRequired: outcome.stepUpRequired, liveness: outcome.capture.liveness.rawValue,
-                                  durationMs: Self.milliseconds(since: started))
+                                  durationMs: elapsedMilliseconds(since: started))
     }
 
-    func faceEnroll(_ p: FaceEnrollParams, _ context: CallContext) async throws -> FaceEnrollResult {
+    func enroll(_ p: FaceEnrollParams, _ context: CallContext) async throws -> FaceEnrollResult {
         let pipeline = try await face.pipeline()
         let full = (p.mode ?? "simple") == "full"
         let started = monotonicNanoseconds()
         let session = FaceEnrolment(targets: full ? [.front, .left, .right, .up, .down] : [.front], framesPerPose: p.frames ?? 4,
                                     qualityThreshold: p.qualityThreshold ?? 48, countdownS: p.countdownS ?? 5,
                                     timeoutMs: p.timeoutMs ?? 30000, startedAt: started)
-        let outcome = try await runFaceSession(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll") { $0 }
+        let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll") { $0 }
         var ids: [String] = []
         for (pose, template, frames) in outcome.templates {
             let info = try templates.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
                                              meta: "{\"pose\":\"\(pose.rawValue)\",\"frames\":\(frames)}", payload: template.data)
             ids.append(info.id)
         }
-        logger.notice("face.enroll \(p.user): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(Self.milliseconds(since: started)) ms")
+        logger.notice("face.enroll \(p.user): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(elapsedMilliseconds(since: started)) ms")
         return FaceEnrollResult(templates: ids, framesUsed: outcome.framesUsed)
-    }
-
-    static func milliseconds(since start: UInt64) -> Int {
-        Int((monotonicNanoseconds() - start) / 1_000_000)
     }
 }

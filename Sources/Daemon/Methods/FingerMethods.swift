@@ -3,23 +3,33 @@ import BiometricFinger
 import BiometricProtocol
 import BiometricStore
 import Foundation
+import Logging
 
-/// Finger capture / enrol / verify / identify and template management (SPEC §4).
-extension Daemon {
-    func registerFingerMethods(_ table: inout MethodTable) {
+/// finger.*: capture, enrol, verify and identify sessions, and template management (SPEC §4).
+struct FingerMethods: MethodGroup {
+    let finger: FingerService
+    let templates: TemplateRepository
+    let sessions: CameraSessions
+    let auth: AuthService
+    let policy: AccessPolicy
+    let logger: Logger
+
+    var store: TemplateStore { templates.store }
+
+    func register(in table: inout MethodTable) {
         // Hands out camera content (print images), like camera.snapshot: admin only.
         table.register(Method.fingerCapture) { [self] (context, p: FingerCaptureRequest) in
             try policy.requireAdmin(context.peer, "finger.capture")
-            return try await fingerCapture(p, context)
+            return try await capture(p, context)
         }
         table.register(Method.fingerEnroll) { [self] (context, p: FingerEnrollParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "enrol the fingers of")
-            return try await fingerEnroll(p, context)
+            return try await enroll(p, context)
         }
         table.register(Method.fingerVerify) { [self] (context, p: FingerAuthParams) in
             guard let user = p.user else { throw RPCError.invalidParams(field: "user", "missing required parameter 'user'") }
             try policy.requireSelfOrAdmin(context.peer, user: user, "verify the fingers of")
-            return try await fingerVerify(p, user: user, context)
+            return try await verify(p, user: user, context)
         }
         table.register(Method.fingerIdentify) { [self] (context, p: FingerAuthParams) in
             try policy.requireAdminOrLogin(context.peer, "finger.identify")
@@ -29,7 +39,7 @@ extension Daemon {
                 throw RPCError.app(.noFingerRegistered, "no finger is enrolled on this machine", hint: "enrol users first")
             }
             let started = monotonicNanoseconds()
-            let outcome = try await fingerAuthenticate(p, references: gallery, context: context)
+            let outcome = try await authenticate(p, references: gallery, context: context)
             let matched = outcome.matched && outcome.best != nil
             return FingerIdentifyResult(user: matched ? outcome.best?.user : nil, score: outcome.score,
                                         position: outcome.position?.name, candidates: outcome.candidates,
@@ -85,9 +95,9 @@ extension Minutia {
     }
 }
 
-extension Daemon {
+extension FingerMethods {
     /// Fast authentication of one user's fingers, with their lockout.
-    func fingerVerify(_ p: FingerAuthParams, user: String, _ context: CallContext) async throws -> FingerVerifyResult {
+    func verify(_ p: FingerAuthParams, user: String, _ context: CallContext) async throws -> FingerVerifyResult {
         let references = try templates.fingerGallery(user: user)
         guard !references.isEmpty else {
             throw RPCError.app(.noFingerRegistered, "user '\(user)' has no finger enrolled",
@@ -97,7 +107,7 @@ extension Daemon {
         let started = monotonicNanoseconds()
         let outcome: FingerAuthentication.Outcome
         do {
-            outcome = try await fingerAuthenticate(p, references: references, context: context)
+            outcome = try await authenticate(p, references: references, context: context)
         } catch {
             if AuthService.countsAsFailure(error) { auth.recordBiometric(user, success: false, modality: "finger") }
             throw error

@@ -1,5 +1,6 @@
 import BiometricProtocol
 import BiometricStore
+import Logging
 
 extension StoredUser {
     var wire: UserRecord {
@@ -8,8 +9,15 @@ extension StoredUser {
     }
 }
 
-extension Daemon {
-    func registerUserMethods(_ table: inout MethodTable) {
+/// user.*: the enrolled users (SPEC §4).
+struct UserMethods: MethodGroup {
+    let templates: TemplateRepository
+    let policy: AccessPolicy
+    let logger: Logger
+
+    var store: TemplateStore { templates.store }
+
+    func register(in table: inout MethodTable) {
         table.register(Method.userList) { [self] (context, _: NoParams) in
             try policy.requireAdmin(context.peer, "user.list")
             return UserList(users: try store.listUsers().map(\.wire))

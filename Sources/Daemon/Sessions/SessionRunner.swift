@@ -1,30 +1,19 @@
 import BiometricCamera
 import BiometricFace
+import BiometricFinger
 import BiometricProtocol
 import Foundation
 
-/// The daemon's side of every capture session: a camera lease, capture, a hard deadline, and
-/// rate-limited progress events. What a frame means is the session's business (Face/Sessions,
-/// Finger/Sessions); this only pumps frames through it.
-extension Daemon {
-    /// Runs `pump` on a leased, capturing camera. The call fails with `timeout` at `limitMs`
-    /// plus a margin (a hung analysis), or at once with the camera's error if it is lost.
-    func runCameraSession<T: Sendable>(
-        _ camera: String?, request: CaptureRequest = CaptureRequest(), limitMs: Int, what: String,
-        _ pump: @escaping @Sendable (CaptureSession, CameraLease) async throws -> T
-    ) async throws -> T {
-        try await withCameraSession(camera, request: request) { capture, lease in
-            try await withDeadline(milliseconds: limitMs + 3000, what, watching: capture) { try await pump(capture, lease) }
-        }
-    }
-
+/// The frame pumps of face and finger sessions: frames in, analysis, the session's step, progress
+/// events out. What a frame means is the session's business (Face/Sessions, Finger/Sessions).
+extension CameraSessions {
     /// Runs a face session to its end: analyse each frame, hand it to the session, compute a
     /// template when asked and `judge` it, show progress, and stop at its decision or failure.
-    func runFaceSession<S: FaceSession>(
+    func runFace<S: FaceSession>(
         _ session: S, camera: String?, pipeline: FacePipeline, context: CallContext, what: String,
         judge: @escaping @Sendable (FaceTemplate) async throws -> S.Judgement
     ) async throws -> S.Outcome {
-        try await runCameraSession(camera, limitMs: session.timeLimitMs, what: what) { capture, _ in
+        try await run(camera, limitMs: session.timeLimitMs, what: what) { capture, _ in
             var session = session
             var events = ProgressEvents(context: context, type: "face.frame")
             let tracker = FaceTracker()
@@ -51,6 +40,48 @@ extension Daemon {
                     throw RPCError(failure)
                 case .needTemplate:
                     throw RPCError.internal("\(what): a template was asked for twice in one frame")
+                }
+            }
+        }
+    }
+
+    /// Runs a finger session to its end: analyse each frame, hand what the analyser holds to the
+    /// session, process the prints it asks for with `judge`, and stop at its decision or failure.
+    func runFinger<S: FingerSession>(
+        _ session: S, camera: String?, finger: FingerService, context: CallContext, what: String,
+        judge: @escaping @Sendable ([CapturedPrint]) async throws -> S.Judgement
+    ) async throws -> S.Outcome {
+        try await run(camera, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what) { capture, lease in
+            var session = session
+            var options = session.spec.options
+            options.distance = finger.optics(for: lease.device)
+            var analyser = UncheckedSendable(FingerCapture(options: options))
+            var round = session.round
+            var events = ProgressEvents(context: context, type: "finger.frame")
+            while true {
+                let frame = try await capture.frames.next()
+                let current = analyser
+                let analysis = try await finger.run { current.value.analyse(frame) }
+                let (captured, needed) = session.progress
+                events.send(analysis.eventFields(captured: captured, needed: needed), at: frame.timestampNs,
+                            key: "\(analysis.feedback)\(analysis.fingers.count)\(captured)")
+                let sighting = FingerSighting(analysis: analysis, prints: current.value.bestPrints(),
+                                              liveness: current.value.livenessVerdict())
+                var step = session.observe(sighting, at: monotonicNanoseconds())
+                if case .needPrints(let prints) = step { step = session.judged(try await judge(prints)) }
+                switch step {
+                case .progress:
+                    if session.round != round {
+                        // A new capture (enrolment round) starts with no prints and no liveness evidence.
+                        round = session.round
+                        analyser = UncheckedSendable(FingerCapture(options: options))
+                    }
+                case .decided(let outcome):
+                    return outcome
+                case .failed(let failure):
+                    throw RPCError(failure)
+                case .needPrints:
+                    throw RPCError.internal("\(what): prints were asked for twice in one frame")
                 }
             }
         }

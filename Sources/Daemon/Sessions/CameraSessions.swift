@@ -1,0 +1,82 @@
+import BiometricCamera
+import BiometricProtocol
+import CSystemd
+import Synchronization
+
+/// The camera side of every session: a lease on the camera (one session at a time), capture
+/// started and always stopped, the count of running sessions, and a hard deadline that also
+/// ends the call at once when the camera is lost.
+final class CameraSessions: Sendable {
+    let cameras: CameraRegistry
+    private let active = Atomic<Int>(0)
+
+    init(cameras: CameraRegistry) { self.cameras = cameras }
+
+    /// Sessions holding a camera now.
+    var activeCount: Int { active.load(ordering: .relaxed) }
+
+    /// Runs `body` as a camera session: holds the lease, counts the session, always stops capture.
+    func withSession<T: Sendable>(
+        _ camera: String?, request: CaptureRequest = CaptureRequest(), _ body: (CaptureSession, CameraLease) async throws -> T
+    ) async throws -> T {
+        let lease = try cameras.acquire(camera)
+        defer { lease.release() }
+        active.add(1, ordering: .relaxed)
+        defer {
+            // The last session out hands the frames' and the analysis's freed memory back to
+            // the system (glibc keeps it otherwise): RSS between sessions stays at the idle level.
+            if active.subtract(1, ordering: .relaxed).newValue == 0 { _ = csd_release_free_memory() }
+        }
+        let capture = try lease.start(request)
+        do {
+            let result = try await body(capture, lease)
+            await capture.stop()
+            return result
+        } catch {
+            await capture.stop()
+            throw error
+        }
+    }
+
+    /// Runs `pump` on a leased, capturing camera. The call fails with `timeout` at `limitMs`
+    /// plus a margin (a hung analysis), or at once with the camera's error if it is lost.
+    func run<T: Sendable>(
+        _ camera: String?, request: CaptureRequest = CaptureRequest(), limitMs: Int, what: String,
+        _ pump: @escaping @Sendable (CaptureSession, CameraLease) async throws -> T
+    ) async throws -> T {
+        try await withSession(camera, request: request) { capture, lease in
+            try await withDeadline(milliseconds: limitMs + 3000, what, watching: capture) { try await pump(capture, lease) }
+        }
+    }
+}
+
+/// Milliseconds since `start` (monotonic nanoseconds).
+func elapsedMilliseconds(since start: UInt64) -> Int {
+    Int((monotonicNanoseconds() - start) / 1_000_000)
+}
+
+/// Runs `operation`, failing with `timeout` (1007) after `milliseconds`. With `camera`, a device
+/// that fails meanwhile ends the call at once with its camera error: a lost camera is reported
+/// as lost even while an analysis is still running or the deadline is near.
+func withDeadline<T: Sendable>(milliseconds: Int, _ what: String, watching camera: CaptureSession? = nil,
+                               _ operation: @escaping @Sendable () async throws -> T) async throws -> T
+{
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(nanoseconds: UInt64(milliseconds) * 1_000_000)
+            if let failure = camera?.endedWith { throw failure }
+            throw RPCError.app(.timeout, "\(what) took longer than \(milliseconds) ms", details: ["timeout_ms": .int(Int64(milliseconds))])
+        }
+        if let camera {
+            group.addTask {
+                if let failure = await camera.failure() { throw failure }
+                // Stopped normally: nothing to report; wait to be canceled with the others.
+                while !Task.isCancelled { try await Task.sleep(nanoseconds: 1_000_000_000) }
+                throw CancellationError()
+            }
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}
