@@ -58,8 +58,11 @@ public final class Daemon: Sendable {
             logger.warning("test hooks on (never in production): \(configuration.testHooks.joined(separator: ", "))")
         }
         models = ModelCatalog(folders: configuration.modelDirectories)
-        face = FaceService(catalog: models, threads: configuration.analysisThreads, enabled: configuration.faceEnabled, logger: logger)
-        finger = FingerService(threads: configuration.analysisThreads, optics: configuration.fingerOptics,
+        // One pool for all frame analysis: analysis_threads bounds face and finger together.
+        let analysis = AnalysisPool(label: "biometricd.analysis", threads: configuration.analysisThreads)
+        face = FaceService(catalog: models, pool: analysis, threads: configuration.analysisThreads, enabled: configuration.faceEnabled,
+                           logger: logger)
+        finger = FingerService(pool: analysis, threads: configuration.analysisThreads, optics: configuration.fingerOptics,
                                enabled: configuration.fingerEnabled)
         templates = TemplateRepository(store: store, fingerMatcher: finger.matcher, logger: logger)
         let status = models.status
@@ -99,6 +102,9 @@ public final class Daemon: Sendable {
 
     /// Serves until SIGTERM or SIGINT.
     public func run() async throws {
+        // Caught from before the socket accepts anything: a SIGTERM right after start is a clean stop.
+        let queue = DispatchQueue(label: "biometricd.lifecycle")
+        let termination = TerminationSignals(queue: queue)
         let rpc = RPCServer(methods: methodTable, policy: policy, logger: logger)
         let activated = Systemd.activatedSocket()
         socketActivated.store(activated != nil, ordering: .relaxed)
@@ -117,9 +123,8 @@ public final class Daemon: Sendable {
         logger.info("ready in \(String(format: "%.1f", readyMs)) ms on \(activated != nil ? "socket from systemd" : configuration.socketPath); \(cameras.devices.count) camera(s)")
         Systemd.notify("READY=1\nSTATUS=serving on \(configuration.socketPath), \(cameras.devices.count) camera(s)")
 
-        let queue = DispatchQueue(label: "biometricd.lifecycle")
         let watchdog = Systemd.startWatchdog(queue: queue) { true }
-        let signal = await Self.waitForTermination(queue: queue)
+        let signal = await termination.next()
         logger.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): shutting down")
         Systemd.notify("STOPPING=1")
         watchdog?.cancel()
@@ -134,31 +139,47 @@ public final class Daemon: Sendable {
         logger.info("stopped")
     }
 
-    private static func waitForTermination(queue: DispatchQueue) async -> Int32 {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            let once = Mutex(false)
-            var sources: [any DispatchSourceSignal] = []
-            for sig in [SIGTERM, SIGINT] {
-                signal(sig, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-                source.setEventHandler {
-                    if once.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: sig) }
-                }
-                source.resume()
-                sources.append(source)
-            }
-            // Keep the sources alive for the life of the process.
-            Self.signalSources.withLock { $0 = sources.map { UncheckedSendable($0) } }
-        }
-    }
-
-    private static let signalSources = Mutex<[UncheckedSendable<any DispatchSourceSignal>]>([])
-
     // MARK: Lifecycle facts
 
     var uptimeSeconds: Double { Double(monotonicNanoseconds() - startedNs) / 1e9 }
     var clientCount: Int { server.withLock { $0?.clientCount ?? 0 } }
     var isSocketActivated: Bool { socketActivated.load(ordering: .relaxed) }
+}
+
+/// SIGTERM and SIGINT, caught from the moment this is made and waited for later.
+final class TerminationSignals: Sendable {
+    private let state = Mutex<(received: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
+    private let sources = Mutex<[UncheckedSendable<any DispatchSourceSignal>]>([])
+
+    init(queue: DispatchQueue) {
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            source.setEventHandler { [weak self] in self?.received(sig) }
+            source.resume()
+            sources.withLock { $0.append(UncheckedSendable(source)) }
+        }
+    }
+
+    deinit { sources.withLock { $0.forEach { $0.value.cancel() } } }
+
+    private func received(_ sig: Int32) {
+        state.withLock { s in
+            guard s.received == nil else { return }
+            s.received = sig
+            s.waiter?.resume(returning: sig)
+            s.waiter = nil
+        }
+    }
+
+    /// The first signal received (at once if it came already).
+    func next() async -> Int32 {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            state.withLock { s in
+                if let received = s.received { continuation.resume(returning: received) } else { s.waiter = continuation }
+            }
+        }
+    }
 }
 
 struct UncheckedSendable<T>: @unchecked Sendable {
