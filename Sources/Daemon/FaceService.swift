@@ -12,6 +12,7 @@ import Synchronization
 final class FaceService: Sendable {
     private let catalog: ModelCatalog
     private let threads: Int
+    private let pool: AnalysisPool
     private let logger: Logger
     private let loading = Mutex<Task<FacePipeline, any Error>?>(nil)
     let calibration = FaceCalibration.lfw
@@ -19,7 +20,8 @@ final class FaceService: Sendable {
     /// False when biometricd.conf's `modalities` leaves face out: nothing is loaded.
     let enabled: Bool
 
-    init(catalog: ModelCatalog, threads: Int, enabled: Bool = true, logger: Logger) {
+    init(catalog: ModelCatalog, pool: AnalysisPool, threads: Int, enabled: Bool = true, logger: Logger) {
+        self.pool = pool
         self.catalog = catalog
         self.enabled = enabled
         self.threads = threads
@@ -35,7 +37,7 @@ final class FaceService: Sendable {
     private func loadTask() -> Task<FacePipeline, any Error> {
         loading.withLock { task in
             if let task { return task }
-            let new = Task.detached { [catalog, threads, logger] () throws -> FacePipeline in
+            let new = Task.detached { [catalog, pool, logger] () throws -> FacePipeline in
                 let started = monotonicNanoseconds()
                 func require(_ name: String) throws -> String {
                     guard let path = catalog.path(of: name) else {
@@ -52,7 +54,7 @@ final class FaceService: Sendable {
                 do {
                     let models = try FaceModels(shape68: shape, resnet: resnet, yunet: yunet)
                     logger.info("face models loaded in \(String(format: "%.0f", Double(monotonicNanoseconds() - started) / 1e6)) ms (detector: \(models.usesYuNet ? "YuNet" : "dlib HOG"))")
-                    return FacePipeline(models: models, threads: threads)
+                    return FacePipeline(models: models, pool: pool)
                 } catch {
                     throw RPCError.app(.notInitialized, "\(error)", hint: "reinstall the models with scripts/setup.sh")
                 }

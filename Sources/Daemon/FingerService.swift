@@ -6,8 +6,8 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Owns the print side of the finger pipeline (extraction, matching, the 1:N gallery) and the
-/// analysis pool finger frames run on. No model files: everything is classical image processing,
+/// Owns the print side of the finger pipeline (extraction, matching, 1:N ranking) and runs finger
+/// work on the shared analysis pool. No model files: everything is classical image processing,
 /// so finger methods work on a machine without the face models.
 final class FingerService: Sendable {
     let extractor = FingerprintExtractor()
@@ -20,9 +20,9 @@ final class FingerService: Sendable {
     /// False when biometricd.conf's `modalities` leaves finger out.
     let enabled: Bool
 
-    init(threads: Int, optics: [String: DistanceCalibration], enabled: Bool = true) {
+    init(pool: AnalysisPool, threads: Int, optics: [String: DistanceCalibration], enabled: Bool = true) {
         self.enabled = enabled
-        pool = AnalysisPool(label: "biometricd.finger", threads: threads)
+        self.pool = pool
         self.threads = max(1, threads)
         self.optics = optics
     }

@@ -74,9 +74,15 @@ public final class FacePipeline: Sendable {
     public let models: FaceModels
     private let pool: AnalysisPool
 
-    public init(models: FaceModels, threads: Int) {
+    /// - Parameter pool: the analysis pool shared with the other modality (analysis_threads bounds all analysis).
+    public init(models: FaceModels, pool: AnalysisPool) {
         self.models = models
-        pool = AnalysisPool(label: "biometricd.analysis", threads: threads)
+        self.pool = pool
+    }
+
+    /// A pipeline with a pool of its own (benches, tools).
+    public convenience init(models: FaceModels, threads: Int) {
+        self.init(models: models, pool: AnalysisPool(label: "biometricd.analysis", threads: threads))
     }
 
     /// Runs `work` on the pool with an engine.
