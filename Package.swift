@@ -177,7 +177,10 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "CImaging"],
+            dependencies: [
+                "BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "CImaging",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             path: "Tests/DaemonTests"
         ),
     ],
