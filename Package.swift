@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // Raw POSIX calls with typed errors (Errno); already resolved as swift-nio's dependency.
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
     ],
     targets: [
         // MARK: Thin native shims (plain C APIs)
@@ -100,7 +102,10 @@ let package = Package(
         ),
         .target(
             name: "BiometricStore",
-            dependencies: ["CSQLite", "BiometricAuth", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CSQLite", "BiometricAuth", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Sources/Store"
         ),
         .target(
@@ -167,7 +172,10 @@ let package = Package(
         .testTarget(name: "CoreTests", dependencies: ["BiometricCore"], path: "Tests/CoreTests"),
         .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
         .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
-        .testTarget(name: "StoreTests", dependencies: ["BiometricStore"], path: "Tests/StoreTests"),
+        .testTarget(
+            name: "StoreTests", dependencies: ["BiometricStore", .product(name: "SystemPackage", package: "swift-system")],
+            path: "Tests/StoreTests"
+        ),
         .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
         .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera"], path: "Tests/FaceTests"),
         .testTarget(

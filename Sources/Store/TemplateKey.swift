@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -42,14 +43,17 @@ public enum TemplateKey {
         let key = SymmetricKey(size: .bits256)
         let tmp = path + ".tmp"
         unlink(tmp)
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .badKey("cannot create \(tmp): \(String(cString: strerror(errno)))") }
-        let written = key.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == 32, synced, rename(tmp, path) == 0 else {
+        do {
+            let fd = try FileDescriptor.open(FilePath(tmp), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec],
+                                             permissions: .ownerReadWrite)
+            try fd.closeAfter {
+                _ = try key.withUnsafeBytes { try fd.writeAll($0) }
+                guard fsync(fd.rawValue) == 0 else { throw Errno(rawValue: errno) }
+            }
+            guard rename(tmp, path) == 0 else { throw Errno(rawValue: errno) }
+        } catch {
             unlink(tmp)
-            throw .badKey("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw .system("cannot write the template key \(path)", error as? Errno ?? .ioError)
         }
         syncDirectory(of: path)
         return key
@@ -71,9 +75,8 @@ public enum TemplateKey {
 /// fsyncs the folder holding `path`, so a rename in it survives a power cut.
 func syncDirectory(of path: String) {
     let dir = (path as NSString).deletingLastPathComponent
-    let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if fd >= 0 {
-        fsync(fd)
-        close(fd)
-    }
+    guard let fd = try? FileDescriptor.open(FilePath(dir.isEmpty ? "." : dir), .readOnly, options: [.directory, .closeOnExec])
+    else { return }
+    fsync(fd.rawValue)
+    try? fd.close()
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SystemPackage
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,10 +55,13 @@ public final class TemplateStore: Sendable {
         try Self.prepareDirectory(directory)
         path = directory + "/" + Self.fileName
         // Create the file 0600 before SQLite does; SQLite gives -wal and -shm the same mode.
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io("cannot create \(path): \(String(cString: strerror(errno)))") }
-        fchmod(fd, 0o600)
-        close(fd)
+        do {
+            let fd = try FileDescriptor.open(FilePath(path), .readWrite, options: [.create, .closeOnExec], permissions: .ownerReadWrite)
+            fchmod(fd.rawValue, 0o600)
+            try fd.close()
+        } catch {
+            throw .system("cannot create \(path)", error as? Errno ?? .ioError)
+        }
         let db = try SQLiteConnection(path: path)
         try db.execute("PRAGMA journal_mode=WAL")
         try db.execute("PRAGMA synchronous=FULL")
@@ -74,7 +78,7 @@ public final class TemplateStore: Sendable {
             return
         }
         guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-            throw .io("cannot create state folder \(directory): \(String(cString: strerror(errno)))")
+            throw .system("cannot create state folder \(directory)", Errno(rawValue: errno))
         }
     }
 

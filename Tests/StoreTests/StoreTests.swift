@@ -2,6 +2,7 @@ import BiometricAuth
 @testable import BiometricStore
 import Crypto
 import Foundation
+import SystemPackage
 import XCTest
 
 final class StoreTests: XCTestCase {
@@ -79,6 +80,19 @@ final class StoreTests: XCTestCase {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + TemplateStore.fileName))
         XCTAssertNil(bytes.range(of: marker))
         XCTAssertNotNil(bytes.range(of: Data("u19".utf8)), "the user names are there, so the scan reads real content")
+    }
+
+    func testFileSystemFailuresCarryTheirErrno() throws {
+        // A state folder under a regular file cannot be made: the cause is ENOTDIR, not just text.
+        let file = dir + ".file"
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data()))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        XCTAssertThrowsError(try TemplateKey.load(stateDirectory: file + "/state", credentialsDirectory: nil)) { error in
+            guard case StoreError.system(let what, let cause) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(cause, .notDirectory)
+            XCTAssertTrue(what.contains(file + "/state"), what)
+            XCTAssertTrue("\(error)".hasSuffix("Not a directory"), "\(error)")
+        }
     }
 
     func testFilesAreOwnerOnly() throws {
