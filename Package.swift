@@ -78,8 +78,9 @@ let package = Package(
 
         // MARK: Libraries, one per layer
         .target(name: "BiometricProtocol", path: "Sources/Protocol"),
-        // What every layer shares: the FAR-score calibration of both modalities.
-        .target(name: "BiometricCore", path: "Sources/Core"),
+        // What every layer shares: frames and pixel buffers, image decoding and encoding, the
+        // analysis pool, and the FAR-score calibration of both modalities.
+        .target(name: "BiometricCore", dependencies: ["CImaging"], path: "Sources/Core"),
         .target(
             name: "BiometricAuth",
             dependencies: ["CArgon2", .product(name: "Crypto", package: "swift-crypto")],
@@ -87,17 +88,17 @@ let package = Package(
         ),
         .target(
             name: "BiometricCamera",
-            dependencies: ["CV4L2", "CImaging", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BiometricCore", "CV4L2", "CImaging", .product(name: "Logging", package: "swift-log")],
             path: "Sources/Camera"
         ),
         .target(
             name: "BiometricFace",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CFaceVision", "COpenBLAS", "CSearch", "BiometricCamera"],
+            dependencies: ["BiometricCore", "BiometricProtocol", "CFaceVision", "COpenBLAS", "CSearch"],
             path: "Sources/Face"
         ),
         .target(
             name: "BiometricFinger",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CFingerVision", "CImaging", "COpenBLAS", "BiometricCamera"],
+            dependencies: ["BiometricCore", "BiometricProtocol", "CFingerVision", "CImaging", "COpenBLAS"],
             path: "Sources/Finger"
         ),
         .target(
@@ -159,7 +160,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "finger-scene",
-            dependencies: ["BiometricFinger", "BiometricCamera", "CImaging", "CHandScene"],
+            dependencies: ["BiometricFinger", "BiometricCore", "BiometricCamera", "CImaging", "CHandScene"],
             path: "Tests/Support/FingerScene"
         ),
         .executableTarget(
@@ -171,7 +172,7 @@ let package = Package(
         // MARK: Tests, beside each module
         .testTarget(name: "CoreTests", dependencies: ["BiometricCore"], path: "Tests/CoreTests"),
         .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
-        .testTarget(name: "CameraTests", dependencies: ["BiometricCamera"], path: "Tests/CameraTests"),
+        .testTarget(name: "CameraTests", dependencies: ["BiometricCamera", "BiometricCore"], path: "Tests/CameraTests"),
         .testTarget(
             name: "StoreTests", dependencies: ["BiometricStore", .product(name: "SystemPackage", package: "swift-system")],
             path: "Tests/StoreTests"

@@ -1,3 +1,5 @@
+import BiometricCore
+
 /// What a camera offers, independent of the wire format.
 public struct CameraDescription: Sendable, Equatable {
     public struct Format: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import BiometricCore
 import Synchronization
 
 /// The bounded hand-off from a capture thread to analysis. When analysis falls behind, the

@@ -1,3 +1,4 @@
+import BiometricCore
 import CImaging
 import Foundation
 

@@ -1,3 +1,4 @@
+import BiometricCore
 import CV4L2
 import CImaging
 import Foundation

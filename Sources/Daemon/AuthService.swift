@@ -1,5 +1,6 @@
 import BiometricAuth
 import BiometricCamera
+import BiometricCore
 import BiometricProtocol
 import BiometricStore
 import Foundation

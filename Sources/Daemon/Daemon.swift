@@ -1,4 +1,5 @@
 import BiometricCamera
+import BiometricCore
 import BiometricProtocol
 import BiometricStore
 import CSystemd

@@ -1,4 +1,5 @@
 import BiometricCamera
+import BiometricCore
 import BiometricFinger
 import BiometricProtocol
 import BiometricStore

@@ -1,4 +1,4 @@
-import BiometricCamera
+import BiometricCore
 import CFaceVision
 
 extension FaceObservation {

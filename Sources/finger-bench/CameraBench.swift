@@ -1,6 +1,7 @@
 // Camera side of the finger pipeline: per-frame cost on rendered 1280x720 scenes, and detection on
 // the real photos in ../shared/data/hands (hand boxes, fingertip keypoints, fingertip close-ups).
 import BiometricCamera
+import BiometricCore
 import BiometricFinger
 import CHandScene
 import CImaging

@@ -1,3 +1,4 @@
+import BiometricCore
 @testable import BiometricCamera
 import Foundation
 import XCTest

@@ -1,4 +1,5 @@
 import BiometricCamera
+import BiometricCore
 @testable import BiometricFace
 import Foundation
 import XCTest

@@ -1,4 +1,5 @@
 import BiometricCamera
+import BiometricCore
 @testable import BiometricFinger
 import CFingerVision
 import CHandScene

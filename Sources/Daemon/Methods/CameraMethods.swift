@@ -1,6 +1,7 @@
 import BiometricCamera
-import BiometricProtocol
+import BiometricCore
 import BiometricFace
+import BiometricProtocol
 import Foundation
 
 extension CameraDescription {

@@ -1,4 +1,5 @@
 import BiometricCamera
+import BiometricCore
 import BiometricProtocol
 import CSystemd
 import Synchronization

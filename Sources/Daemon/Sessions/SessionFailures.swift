@@ -1,7 +1,7 @@
-import Foundation
 import BiometricFace
 import BiometricFinger
 import BiometricProtocol
+import Foundation
 
 /// The one place where a session's typed failure becomes its SPEC §6 error (code, message,
 /// hint, data).

@@ -1,4 +1,5 @@
 import BiometricCamera
+import BiometricCore
 import BiometricFace
 import BiometricProtocol
 import BiometricStore
