@@ -8,6 +8,7 @@
 // 10 % spurious minutiae added), and only of prints of the other 9 fingers: a replica of the
 // probe's own finger would be a mate, not a distractor. Rank-1 is correct when the best reference
 // is a real print of the probe's finger.
+import BiometricCore
 import BiometricFinger
 import Dispatch
 import Foundation
@@ -19,18 +20,6 @@ private func f(_ v: Double, _ digits: Int = 1) -> String { String(format: "%.\(d
 private func emit(_ line: String) {
     print(line)
     fflush(nil)
-}
-
-/// A seeded generator (SplitMix64), so every run builds the same distractors.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Resident memory of this process in MB (from /proc/self/statm).
@@ -49,7 +38,7 @@ private func distractorPool(_ bases: [FingerTemplate], replicas: Int, matcher: F
     DispatchQueue.concurrentPerform(iterations: (total + chunk - 1) / chunk) { part in
         var out: [PreparedPrint] = []
         for i in (part * chunk)..<min(total, (part + 1) * chunk) {
-            var rng = SplitMix64(state: UInt64(i) &* 0x2545_F491_4F6C_DD1D)
+            var rng = SplitMix64(seed: UInt64(i) &* 0x2545_F491_4F6C_DD1D)
             // An empty model is still a valid (never matching) reference.
             out.append(matcher.prepare(synthetic(from: bases[i % bases.count], rng: &rng))
                 ?? matcher.prepare(FingerTemplate(sourcePPI: 500, width: 1, height: 1, quality: 0, position: nil, minutiae: []))!)

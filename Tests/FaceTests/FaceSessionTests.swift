@@ -1,3 +1,4 @@
+import BiometricCore
 @testable import BiometricFace
 import BiometricProtocol
 import XCTest
@@ -23,7 +24,7 @@ final class FaceSessionTests: XCTestCase {
     }
 
     static func template(_ seed: Int) -> FaceTemplate {
-        var rng = SeededRandom(seed: UInt64(seed))
+        var rng = SplitMix64(seed: UInt64(seed))
         let v = (0..<FaceTemplate.dimensions).map { _ in Float.random(in: -1...1, using: &rng) }
         let norm = v.map { $0 * $0 }.reduce(0, +).squareRoot()
         return FaceTemplate(embedding: v.map { $0 / norm }, quality: 80)
@@ -270,18 +271,5 @@ final class FaceSessionTests: XCTestCase {
         XCTAssertEqual(pose, .up)
         XCTAssertEqual(got, 0)
         XCTAssertEqual(needed, 1)
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for synthetic embeddings.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import BiometricCore
 @testable import BiometricFinger
 import BiometricProtocol
 import XCTest
@@ -73,7 +74,7 @@ final class FingerSessionTests: XCTestCase {
     // MARK: Enrolment
 
     static func template(_ shift: Double, seed: Int) -> FingerTemplate {
-        var rng = SplitMix(seed: UInt64(seed))
+        var rng = SplitMix64(seed: UInt64(seed))
         let minutiae = (0..<40).map { _ in
             Minutia(x: Double.random(in: 40...260, using: &rng) + shift, y: Double.random(in: 40...360, using: &rng),
                     angle: Double.random(in: 0..<(2 * .pi), using: &rng), kind: .ending, quality: 80)
@@ -166,17 +167,5 @@ final class FingerSessionTests: XCTestCase {
 
         var none = FingerAuthentication(Self.spec(), threshold: 48, startedAt: Self.start)
         guard case .failed(.noFingers) = none.observe(Self.sighting([]), at: Self.start + 1000 * Self.ms) else { return XCTFail() }
-    }
-}
-
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
