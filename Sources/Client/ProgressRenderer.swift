@@ -14,59 +14,98 @@ public final class ProgressRenderer {
     }
 
     /// Guidance for one feedback code of SPEC §5.
-    public static func guidance(_ code: String) -> String {
-        switch code {
-        case "no_face": "Look at the camera"
-        case "multiple_faces": "Only one face, please"
-        case "move_closer": "Move closer"
-        case "move_back": "Move back"
-        case "center_face": "Center your face"
-        case "too_dark": "Too dark: add light"
-        case "too_bright": "Too bright"
-        case "blurry": "Hold still (blurry)"
-        case "face_forward": "Face the camera"
-        case "turn_left": "Turn your head left"
-        case "turn_right": "Turn your head right"
-        case "look_up": "Look up"
-        case "look_down": "Look down"
-        case "nod": "Nod: head down, then back"
-        case "keep_still": "Keep still"
-        case "blink": "Blink now"
-        case "no_fingers": "Show your fingers"
-        case "too_close": "Move back"
-        case "too_far": "Move closer"
-        case "optimal": "Hold still"
-        default: code.replacingOccurrences(of: "_", with: " ")
+    public static func guidance(_ feedback: Feedback) -> String {
+        switch feedback {
+        case .noFace: "Look at the camera"
+        case .multipleFaces: "Only one face, please"
+        case .moveCloser: "Move closer"
+        case .moveBack: "Move back"
+        case .centerFace: "Center your face"
+        case .tooDark: "Too dark: add light"
+        case .tooBright: "Too bright"
+        case .blurry: "Hold still (blurry)"
+        case .faceForward: "Face the camera"
+        case .turnLeft: "Turn your head left"
+        case .turnRight: "Turn your head right"
+        case .lookUp: "Look up"
+        case .lookDown: "Look down"
+        case .noFingers: "Show your fingers"
+        case .tooClose: "Move back"
+        case .tooFar: "Move closer"
+        case .optimal: "Hold still"
         }
+    }
+
+    /// Guidance for the liveness step asked for.
+    public static func guidance(_ action: LivenessAction) -> String {
+        switch action {
+        case .keepStill: "Keep still"
+        case .blink: "Blink now"
+        case .turnLeft: "Turn your head left"
+        case .turnRight: "Turn your head right"
+        case .lookUp: "Look up"
+        case .nod: "Nod: head down, then back"
+        }
+    }
+
+    /// Guidance for a code as sent: one this client does not know (a newer daemon) as its words.
+    public static func guidance(code: String) -> String {
+        if let feedback = Feedback(rawValue: code) { return guidance(feedback) }
+        if let action = LivenessAction(rawValue: code) { return guidance(action) }
+        return code.replacingOccurrences(of: "_", with: " ")
     }
 
     /// The line to show for one event.
     public static func describe(_ event: JSONValue) -> String {
         let type = event["type"]?.stringValue ?? "event"
         switch type {
+        case "face.frame":
+            if let frame = try? event.decode(FaceFrameEvent.self) { return describe(frame) }
+        case "finger.frame":
+            if let frame = try? event.decode(FingerFrameEvent.self) { return describe(frame) }
         case "camera.added", "camera.removed":
-            let camera = event["camera"]
-            let id = camera?["id"]?.stringValue ?? "?"
-            let name = camera?["name"]?.stringValue ?? ""
-            return "\(type == "camera.added" ? "+" : "-") \(id) \(name)"
+            if let change = try? event.decode(CameraChangeEvent.self) {
+                return "\(change.change == .added ? "+" : "-") \(change.camera.id) \(change.camera.name)"
+            }
         default:
-            var parts: [String] = []
-            if let countdown = event["countdown_s"]?.intValue, countdown > 0 { parts.append("Starting in \(countdown)…") }
-            if let action = event["liveness_action"]?.stringValue { parts.append(guidance(action)) }
-            if let feedback = event["feedback"]?.arrayValue {
-                parts.append(contentsOf: feedback.compactMap(\.stringValue).map(guidance))
-            } else if let feedback = event["feedback"]?.stringValue {
-                parts.append(guidance(feedback))  // finger.frame: one distance verdict
-            }
-            if type == "finger.frame", let fingers = event["fingers"]?.arrayValue, !fingers.isEmpty {
-                let levels = fingers.compactMap { $0["quality"]?.stringValue }
-                parts.append("\(fingers.count) finger\(fingers.count == 1 ? "" : "s") (\(levels.joined(separator: " ")))")
-            }
-            if let captured = event["frames_captured"]?.intValue, let needed = event["frames_needed"]?.intValue, needed > 0 {
-                parts.append("\(captured)/\(needed)")
-            }
-            return parts.isEmpty ? type : parts.joined(separator: " · ")
+            break
         }
+        return describeUntyped(event, type: type)
+    }
+
+    public static func describe(_ frame: FaceFrameEvent) -> String {
+        var parts: [String] = []
+        if let countdown = frame.countdownS, countdown > 0 { parts.append("Starting in \(countdown)…") }
+        if let action = frame.livenessAction { parts.append(guidance(action)) }
+        parts.append(contentsOf: frame.feedback.map(guidance))
+        if frame.framesNeeded > 0 { parts.append("\(frame.framesCaptured)/\(frame.framesNeeded)") }
+        return parts.isEmpty ? "face.frame" : parts.joined(separator: " · ")
+    }
+
+    public static func describe(_ frame: FingerFrameEvent) -> String {
+        var parts = [guidance(frame.feedback)]
+        if !frame.fingers.isEmpty {
+            let levels = frame.fingers.map(\.quality.rawValue)
+            parts.append("\(frame.fingers.count) finger\(frame.fingers.count == 1 ? "" : "s") (\(levels.joined(separator: " ")))")
+        }
+        if frame.framesNeeded > 0 { parts.append("\(frame.framesCaptured)/\(frame.framesNeeded)") }
+        return parts.joined(separator: " · ")
+    }
+
+    /// An event of a type (or with values) this client does not know: the common fields, read as sent.
+    private static func describeUntyped(_ event: JSONValue, type: String) -> String {
+        var parts: [String] = []
+        if let countdown = event["countdown_s"]?.intValue, countdown > 0 { parts.append("Starting in \(countdown)…") }
+        if let action = event["liveness_action"]?.stringValue { parts.append(guidance(code: action)) }
+        if let feedback = event["feedback"]?.arrayValue {
+            parts.append(contentsOf: feedback.compactMap(\.stringValue).map { guidance(code: $0) })
+        } else if let feedback = event["feedback"]?.stringValue {
+            parts.append(guidance(code: feedback))
+        }
+        if let captured = event["frames_captured"]?.intValue, let needed = event["frames_needed"]?.intValue, needed > 0 {
+            parts.append("\(captured)/\(needed)")
+        }
+        return parts.isEmpty ? type : parts.joined(separator: " · ")
     }
 
     public func render(_ event: JSONValue) {

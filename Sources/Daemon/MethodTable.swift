@@ -9,9 +9,9 @@ public struct CallContext: Sendable {
     let connection: ClientConnection
 
     /// Sends an `event` notification tied to this call (dropped for a client that does not read).
-    public func emit(_ type: String, _ fields: [String: JSONValue]) {
+    public func emit(_ event: some EventPayload) {
         guard let request else { return }
-        connection.sendEvent(Event(request: request, type: type, fields: fields))
+        connection.sendEvent(Event(request: request, event))
     }
 }
 

@@ -1,4 +1,5 @@
 import BiometricCore
+import BiometricProtocol
 import Dispatch
 import Foundation
 
@@ -31,10 +32,10 @@ public struct FaceObservation: Sendable {
     public var isUsable: Bool { box != nil && (faceCount <= 1 || dominates) }
 
     /// SPEC §5 feedback for this frame.
-    public var feedback: [String] {
-        if faceCount == 0 || box == nil { return ["no_face"] }
+    public var feedback: [Feedback] {
+        if faceCount == 0 || box == nil { return [.noFace] }
         var f = quality?.feedback ?? []
-        if faceCount > 1 { f.insert("multiple_faces", at: 0) }
+        if faceCount > 1 { f.insert(.multipleFaces, at: 0) }
         return f
     }
 

@@ -1,3 +1,5 @@
+import BiometricProtocol
+
 /// Liveness by keep-still then blink (Ezio FaceID): the face must hold steady for a time, then
 /// the eyes must close and re-open. A printed photo or a still screen never blinks.
 ///
@@ -54,10 +56,10 @@ public struct BlinkLiveness: Sendable {
     }
 
     /// The action to show the user.
-    public var action: String? {
+    public var action: LivenessAction? {
         switch phase {
-        case .keepStill: "keep_still"
-        case .blink: "blink"
+        case .keepStill: .keepStill
+        case .blink: .blink
         case .done: nil
         }
     }

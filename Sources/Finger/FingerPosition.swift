@@ -1,17 +1,4 @@
-/// Which hand.
-public enum Hand: String, Sendable, Codable, CaseIterable {
-    case right, left
-}
-
-/// The five digits of a hand, thumb first.
-public enum Digit: String, Sendable, Codable, CaseIterable, Comparable {
-    case thumb, index, middle, ring, little
-
-    /// Thumb to little finger, 0–4.
-    public var order: Int { Self.allCases.firstIndex(of: self)! }
-
-    public static func < (a: Digit, b: Digit) -> Bool { a.order < b.order }
-}
+import BiometricProtocol
 
 /// One finger of one hand: what a template is of. Raw values are the protocol's names
 /// (`right_index`, ...).

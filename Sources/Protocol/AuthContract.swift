@@ -131,7 +131,7 @@ public struct PolicySetParams: RPCParams, Encodable {
     /// Ordered factors (face, finger, pin); or `mode`.
     public var factors: [String]?
     /// KOBIL presets: none ([]), biometric ([face, finger]), password ([pin]).
-    public var mode: String?
+    public var mode: PolicyMode?
     /// [unchanged; true for a new user]. Only an administrator may set false.
     public var requireLiveness: Bool?
 
@@ -140,7 +140,7 @@ public struct PolicySetParams: RPCParams, Encodable {
         case requireLiveness = "require_liveness"
     }
 
-    public init(user: String, factors: [String]? = nil, mode: String? = nil, requireLiveness: Bool? = nil) {
+    public init(user: String, factors: [String]? = nil, mode: PolicyMode? = nil, requireLiveness: Bool? = nil) {
         self.user = user
         self.factors = factors
         self.mode = mode
@@ -150,7 +150,6 @@ public struct PolicySetParams: RPCParams, Encodable {
     public func validate() throws(RPCError) {
         try UserName.validate(user)
         try FactorName.check(factors, field: "factors")
-        try Check.oneOf(mode, ["none", "biometric", "password"], field: "mode")
         if factors != nil && mode != nil { throw .invalidParams(field: "mode", "give either 'factors' or 'mode', not both") }
     }
 }
@@ -185,8 +184,9 @@ public struct AuthenticateParams: RPCParams, Encodable {
     /// For the pin factor; never logged.
     public var pin: String?
     public var camera: String?
-    /// For the whole call, all factors together [30000] 1000–300000.
+    /// For the whole call, all factors together.
     public var timeoutMs: Int?
+    public static let timeoutMs = Setting("timeout_ms", 1000...300_000, default: 30000)
 
     enum CodingKeys: String, CodingKey {
         case user, factors, pin, camera
@@ -205,7 +205,7 @@ public struct AuthenticateParams: RPCParams, Encodable {
         try UserName.validate(user)
         try FactorName.check(factors, field: "factors")
         try PINField.check(pin, field: "pin")
-        try Check.range(timeoutMs, 1000...300_000, field: "timeout_ms")
+        try Self.timeoutMs.check(timeoutMs)
     }
 }
 
@@ -434,6 +434,7 @@ public struct KeySignParams: RPCParams, Encodable {
     public var pin: String?
     public var camera: String?
     public var timeoutMs: Int?
+    public static let timeoutMs = AuthenticateParams.timeoutMs
 
     enum CodingKeys: String, CodingKey {
         case user, challenge, pin, camera
@@ -464,7 +465,7 @@ public struct KeySignParams: RPCParams, Encodable {
             throw .invalidParams(field: "challenge", "'challenge' must be 1–\(Self.maxChallengeBytes) bytes once decoded")
         }
         try PINField.check(pin, field: "pin")
-        try Check.range(timeoutMs, 1000...300_000, field: "timeout_ms")
+        try Self.timeoutMs.check(timeoutMs)
     }
 }
 

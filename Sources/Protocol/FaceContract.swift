@@ -1,4 +1,4 @@
-/// Params and results of the face methods (SPEC §4), with their defaults and ranges.
+/// The face methods' contract (SPEC §4): params with their ranges and defaults, and results.
 
 extension Method {
     public static let faceEnroll = "face.enroll"
@@ -19,15 +19,15 @@ public struct FaceEnrollParams: RPCParams, Encodable {
     public var user: String
     public var camera: String?
     /// simple | full (front, left, right, up, down) [simple]
-    public var mode: String?
-    /// [4] 1–10
+    public var mode: FaceEnrolMode?
     public var frames: Int?
-    /// [5] 0–30
+    public static let frames = Setting("frames", 1...10, default: 4)
     public var countdownS: Int?
-    /// [48] 0–100
+    public static let countdownS = Setting("countdown_s", 0...30, default: 5)
     public var qualityThreshold: Int?
-    /// [30000] 1000–300000
+    public static let qualityThreshold = FaceCaptureSettings.qualityThreshold
     public var timeoutMs: Int?
+    public static let timeoutMs = FaceCaptureSettings.timeoutMs
 
     enum CodingKeys: String, CodingKey {
         case user, camera, mode, frames
@@ -36,7 +36,7 @@ public struct FaceEnrollParams: RPCParams, Encodable {
         case timeoutMs = "timeout_ms"
     }
 
-    public init(user: String, camera: String? = nil, mode: String? = nil, frames: Int? = nil, countdownS: Int? = nil,
+    public init(user: String, camera: String? = nil, mode: FaceEnrolMode? = nil, frames: Int? = nil, countdownS: Int? = nil,
                 qualityThreshold: Int? = nil, timeoutMs: Int? = nil) {
         self.user = user
         self.camera = camera
@@ -49,11 +49,10 @@ public struct FaceEnrollParams: RPCParams, Encodable {
 
     public func validate() throws(RPCError) {
         try UserName.validate(user)
-        try Check.oneOf(mode, ["simple", "full"], field: "mode")
-        try Check.range(frames, 1...10, field: "frames")
-        try Check.range(countdownS, 0...30, field: "countdown_s")
-        try Check.range(qualityThreshold, 0...100, field: "quality_threshold")
-        try Check.range(timeoutMs, 1000...300_000, field: "timeout_ms")
+        try Self.frames.check(frames)
+        try Self.countdownS.check(countdownS)
+        try Self.qualityThreshold.check(qualityThreshold)
+        try Self.timeoutMs.check(timeoutMs)
     }
 }
 
@@ -77,23 +76,19 @@ public struct FaceVerifyParams: RPCParams, Encodable {
     public var user: String
     public var camera: String?
     /// image | liveness [liveness]
-    public var mode: String?
-    /// [48] 0–72
+    public var mode: FaceCaptureMode?
+    /// Ranges and defaults: `FaceCaptureSettings`.
     public var matchingThreshold: Double?
-    /// [48] 0–100
     public var qualityThreshold: Int?
-    /// [50] 0–100
     public var livenessThreshold: Int?
-    /// [5000] 0–30000
     public var blinkTimeoutMs: Int?
-    /// [30000] 1000–300000
     public var timeoutMs: Int?
     /// blink [default]: keep still, then blink. challenge: keep still, then a random sequence of
     /// head moves (turn_left, turn_right, look_up, nod), and a blink at some point.
-    public var livenessMode: String?
-    /// [2] 1–4 moves in challenge mode.
+    public var livenessMode: LivenessMode?
+    /// Moves in challenge mode.
     public var challengeSteps: Int?
-    /// [5000] 1000–30000 for each move.
+    /// For each move.
     public var challengeStepTimeoutMs: Int?
 
     enum CodingKeys: String, CodingKey {
@@ -108,9 +103,9 @@ public struct FaceVerifyParams: RPCParams, Encodable {
         case challengeStepTimeoutMs = "challenge_step_timeout_ms"
     }
 
-    public init(user: String, camera: String? = nil, mode: String? = nil, matchingThreshold: Double? = nil,
+    public init(user: String, camera: String? = nil, mode: FaceCaptureMode? = nil, matchingThreshold: Double? = nil,
                 qualityThreshold: Int? = nil, livenessThreshold: Int? = nil, blinkTimeoutMs: Int? = nil, timeoutMs: Int? = nil,
-                livenessMode: String? = nil, challengeSteps: Int? = nil, challengeStepTimeoutMs: Int? = nil) {
+                livenessMode: LivenessMode? = nil, challengeSteps: Int? = nil, challengeStepTimeoutMs: Int? = nil) {
         self.livenessMode = livenessMode
         self.challengeSteps = challengeSteps
         self.challengeStepTimeoutMs = challengeStepTimeoutMs
@@ -126,26 +121,45 @@ public struct FaceVerifyParams: RPCParams, Encodable {
 
     public func validate() throws(RPCError) {
         try UserName.validate(user)
-        try FaceCaptureSettings.check(mode: mode, matching: matchingThreshold, quality: qualityThreshold,
-                                      liveness: livenessThreshold, blink: blinkTimeoutMs, timeout: timeoutMs)
-        try FaceCaptureSettings.check(livenessMode: livenessMode, steps: challengeSteps, stepTimeout: challengeStepTimeoutMs)
+        try FaceCaptureSettings.check(self)
     }
 }
 
-enum FaceCaptureSettings {
-    static func check(mode: String?, matching: Double?, quality: Int?, liveness: Int?, blink: Int?, timeout: Int?) throws(RPCError) {
-        try Check.oneOf(mode, ["image", "liveness"], field: "mode")
-        try Check.range(matching, 0...72, field: "matching_threshold")
-        try Check.range(quality, 0...100, field: "quality_threshold")
-        try Check.range(liveness, 0...100, field: "liveness_threshold")
-        try Check.range(blink, 0...30000, field: "blink_timeout_ms")
-        try Check.range(timeout, 1000...300_000, field: "timeout_ms")
-    }
+/// The capture and liveness params that face.verify and face.identify share.
+public protocol FaceCaptureParams {
+    var camera: String? { get }
+    var mode: FaceCaptureMode? { get }
+    var matchingThreshold: Double? { get }
+    var qualityThreshold: Int? { get }
+    var livenessThreshold: Int? { get }
+    var blinkTimeoutMs: Int? { get }
+    var timeoutMs: Int? { get }
+    var livenessMode: LivenessMode? { get }
+    var challengeSteps: Int? { get }
+    var challengeStepTimeoutMs: Int? { get }
+}
 
-    static func check(livenessMode: String?, steps: Int?, stepTimeout: Int?) throws(RPCError) {
-        try Check.oneOf(livenessMode, ["blink", "challenge"], field: "liveness_mode")
-        try Check.range(steps, 1...4, field: "challenge_steps")
-        try Check.range(stepTimeout, 1000...30000, field: "challenge_step_timeout_ms")
+extension FaceVerifyParams: FaceCaptureParams {}
+extension FaceIdentifyParams: FaceCaptureParams {}
+
+/// Ranges and defaults of the face capture params (SPEC §4), for verify, identify and enrol.
+public enum FaceCaptureSettings {
+    public static let matchingThreshold = Setting<Double>("matching_threshold", 0...72, default: 48)
+    public static let qualityThreshold = Setting("quality_threshold", 0...100, default: 48)
+    public static let livenessThreshold = Setting("liveness_threshold", 0...100, default: 50)
+    public static let blinkTimeoutMs = Setting("blink_timeout_ms", 0...30000, default: 5000)
+    public static let timeoutMs = Setting("timeout_ms", 1000...300_000, default: 30000)
+    public static let challengeSteps = Setting("challenge_steps", 1...4, default: 2)
+    public static let challengeStepTimeoutMs = Setting("challenge_step_timeout_ms", 1000...30000, default: 5000)
+
+    static func check(_ p: some FaceCaptureParams) throws(RPCError) {
+        try matchingThreshold.check(p.matchingThreshold)
+        try qualityThreshold.check(p.qualityThreshold)
+        try livenessThreshold.check(p.livenessThreshold)
+        try blinkTimeoutMs.check(p.blinkTimeoutMs)
+        try timeoutMs.check(p.timeoutMs)
+        try challengeSteps.check(p.challengeSteps)
+        try challengeStepTimeoutMs.check(p.challengeStepTimeoutMs)
     }
 }
 
@@ -153,8 +167,7 @@ public struct FaceVerifyResult: Codable, Sendable {
     public var match: Bool
     public var score: Double
     public var threshold: Double
-    /// live | spoof | not_checked
-    public var liveness: String
+    public var liveness: FaceLiveness
     public var livenessScore: Int
     public var spoofAttempt: Bool
     public var durationMs: Int
@@ -166,7 +179,7 @@ public struct FaceVerifyResult: Codable, Sendable {
         case durationMs = "duration_ms"
     }
 
-    public init(match: Bool, score: Double, threshold: Double, liveness: String, livenessScore: Int, spoofAttempt: Bool,
+    public init(match: Bool, score: Double, threshold: Double, liveness: FaceLiveness, livenessScore: Int, spoofAttempt: Bool,
                 durationMs: Int) {
         self.match = match
         self.score = score
@@ -183,17 +196,19 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
                                              "liveness_threshold", "blink_timeout_ms", "timeout_ms", "margin", "liveness_mode",
                                              "challenge_steps", "challenge_step_timeout_ms"]
     public var camera: String?
-    public var mode: String?
+    /// Ranges and defaults: `FaceCaptureSettings`.
+    public var mode: FaceCaptureMode?
     public var matchingThreshold: Double?
     public var qualityThreshold: Int?
     public var livenessThreshold: Int?
     public var blinkTimeoutMs: Int?
     public var timeoutMs: Int?
-    public var livenessMode: String?
+    public var livenessMode: LivenessMode?
     public var challengeSteps: Int?
     public var challengeStepTimeoutMs: Int?
-    /// [5] 0–50: step-up when the best two users are within this many score points.
+    /// Step-up when the best two users are within this many score points.
     public var margin: Double?
+    public static let margin = Setting<Double>("margin", 0...50, default: 5)
 
     enum CodingKeys: String, CodingKey {
         case camera, mode, margin
@@ -207,8 +222,8 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
         case challengeStepTimeoutMs = "challenge_step_timeout_ms"
     }
 
-    public init(camera: String? = nil, mode: String? = nil, matchingThreshold: Double? = nil, qualityThreshold: Int? = nil,
-                margin: Double? = nil, timeoutMs: Int? = nil, livenessMode: String? = nil) {
+    public init(camera: String? = nil, mode: FaceCaptureMode? = nil, matchingThreshold: Double? = nil, qualityThreshold: Int? = nil,
+                margin: Double? = nil, timeoutMs: Int? = nil, livenessMode: LivenessMode? = nil) {
         self.livenessMode = livenessMode
         self.camera = camera
         self.mode = mode
@@ -219,10 +234,8 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
     }
 
     public func validate() throws(RPCError) {
-        try FaceCaptureSettings.check(mode: mode, matching: matchingThreshold, quality: qualityThreshold,
-                                      liveness: livenessThreshold, blink: blinkTimeoutMs, timeout: timeoutMs)
-        try Check.range(margin, 0...50, field: "margin")
-        try FaceCaptureSettings.check(livenessMode: livenessMode, steps: challengeSteps, stepTimeout: challengeStepTimeoutMs)
+        try FaceCaptureSettings.check(self)
+        try Self.margin.check(margin)
     }
 }
 
@@ -240,7 +253,7 @@ public struct FaceIdentifyResult: Codable, Sendable {
     public var score: Double
     public var candidates: [Candidate]
     public var stepUpRequired: Bool
-    public var liveness: String
+    public var liveness: FaceLiveness
     public var durationMs: Int
 
     enum CodingKeys: String, CodingKey {
@@ -249,7 +262,7 @@ public struct FaceIdentifyResult: Codable, Sendable {
         case durationMs = "duration_ms"
     }
 
-    public init(user: String?, score: Double, candidates: [Candidate], stepUpRequired: Bool, liveness: String, durationMs: Int) {
+    public init(user: String?, score: Double, candidates: [Candidate], stepUpRequired: Bool, liveness: FaceLiveness, durationMs: Int) {
         self.user = user
         self.score = score
         self.candidates = candidates
@@ -388,15 +401,15 @@ public struct FaceExtractParams: RPCParams, Encodable {
 
 public struct FaceExtractResult: Codable, Sendable {
     public var template: String
-    public var box: FaceBoxWire
+    public var box: PixelRect
     public var landmarks: [Double]
     public var yaw: Double
     public var pitch: Double
     public var roll: Double
     public var quality: Int
-    public var feedback: [String]
-    public init(template: String, box: FaceBoxWire, landmarks: [Double], yaw: Double, pitch: Double, roll: Double,
-                quality: Int, feedback: [String]) {
+    public var feedback: [Feedback]
+    public init(template: String, box: PixelRect, landmarks: [Double], yaw: Double, pitch: Double, roll: Double,
+                quality: Int, feedback: [Feedback]) {
         self.template = template
         self.box = box
         self.landmarks = landmarks
@@ -408,7 +421,8 @@ public struct FaceExtractResult: Codable, Sendable {
     }
 }
 
-public struct FaceBoxWire: Codable, Sendable, Equatable {
+/// An upright box in frame pixels: a face box, or a fingertip box before its rotation.
+public struct PixelRect: Codable, Sendable, Equatable {
     public var x: Int
     public var y: Int
     public var width: Int
@@ -428,6 +442,7 @@ public struct FaceMatchParams: RPCParams, Encodable {
     /// base64 of a face template or of an image.
     public var reference: String
     public var matchingThreshold: Double?
+    public static let matchingThreshold = FaceCaptureSettings.matchingThreshold
     enum CodingKeys: String, CodingKey {
         case probe, reference
         case matchingThreshold = "matching_threshold"
@@ -436,7 +451,7 @@ public struct FaceMatchParams: RPCParams, Encodable {
         self.probe = probe
         self.reference = reference
     }
-    public func validate() throws(RPCError) { try Check.range(matchingThreshold, 0...72, field: "matching_threshold") }
+    public func validate() throws(RPCError) { try Self.matchingThreshold.check(matchingThreshold) }
 }
 
 public struct MatchResult: Codable, Sendable {

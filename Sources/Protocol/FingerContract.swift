@@ -1,4 +1,4 @@
-/// Params and results of the finger methods (SPEC §4), with their defaults and ranges.
+/// The finger methods' contract (SPEC §4): params with their ranges and defaults, and results.
 
 extension Method {
     public static let fingerCapture = "finger.capture"
@@ -14,22 +14,23 @@ extension Method {
 /// How a hand is presented to the camera; shared by capture, enrol, verify and identify.
 public struct FingerCaptureSettings: Codable, Sendable, Equatable {
     /// Digits that can be amputated (the thumb is its own mode).
-    public static let amputatable = ["index", "middle", "ring", "little"]
+    public static let amputatable: [Digit] = [.index, .middle, .ring, .little]
 
     /// fingers | thumb [fingers]
-    public var mode: String?
+    public var mode: CaptureMode?
     /// left | right [right]
-    public var hand: String?
+    public var hand: Hand?
     /// Subset of index, middle, ring, little.
-    public var amputated: [String]?
+    public var amputated: [Digit]?
     /// none | very_low | low | medium [low]
-    public var liveness: String?
-    /// [40] 0–100: the least print quality a kept fingertip must reach.
+    public var liveness: LivenessLevel?
+    /// The least print quality a kept fingertip must reach.
     public var qualityThreshold: Int?
-    /// [10] 1–120
+    public static let qualityThreshold = Setting("quality_threshold", 0...100, default: 40)
     public var timeoutS: Int?
+    public static let timeoutS = Setting("timeout_s", 1...120, default: 10)
 
-    public init(mode: String? = nil, hand: String? = nil, amputated: [String]? = nil, liveness: String? = nil,
+    public init(mode: CaptureMode? = nil, hand: Hand? = nil, amputated: [Digit]? = nil, liveness: LivenessLevel? = nil,
                 qualityThreshold: Int? = nil, timeoutS: Int? = nil) {
         self.mode = mode
         self.hand = hand
@@ -48,22 +49,20 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
     }
 
     public func validate() throws(RPCError) {
-        try Check.oneOf(mode, ["fingers", "thumb"], field: "mode")
-        try Check.oneOf(hand, ["left", "right"], field: "hand")
-        for (i, digit) in (amputated ?? []).enumerated() {
-            try Check.oneOf(digit, Self.amputatable, field: "amputated[\(i)]")
+        for (i, digit) in (amputated ?? []).enumerated() where !Self.amputatable.contains(digit) {
+            let names = Self.amputatable.map(\.rawValue).joined(separator: ", ")
+            throw .invalidParams(field: "amputated[\(i)]", "parameter 'amputated[\(i)]' must be one of \(names), got '\(digit.rawValue)'")
         }
         if let amputated {
             guard Set(amputated).count == amputated.count else {
                 throw .invalidParams(field: "amputated", "parameter 'amputated' lists a finger twice")
             }
-            guard (mode ?? "fingers") == "thumb" || amputated.count < 4 else {
+            guard (mode ?? .default) == .thumb || amputated.count < 4 else {
                 throw .invalidParams(field: "amputated", "all four fingers are amputated: use mode 'thumb'")
             }
         }
-        try Check.oneOf(liveness, ["none", "very_low", "low", "medium"], field: "liveness")
-        try Check.range(qualityThreshold, 0...100, field: "quality_threshold")
-        try Check.range(timeoutS, 1...120, field: "timeout_s")
+        try Self.qualityThreshold.check(qualityThreshold)
+        try Self.timeoutS.check(timeoutS)
     }
 }
 
@@ -74,14 +73,14 @@ public struct FingerCaptureRequest: RPCParams, Encodable {
     public var camera: String?
     public var capture: FingerCaptureSettings
     /// none | png | jpeg | wsq [none]
-    public var imageFormat: String?
+    public var imageFormat: ImageFormat?
 
     enum CodingKeys: String, CodingKey {
         case camera
         case imageFormat = "image_format"
     }
 
-    public init(camera: String? = nil, capture: FingerCaptureSettings = .init(), imageFormat: String? = nil) {
+    public init(camera: String? = nil, capture: FingerCaptureSettings = .init(), imageFormat: ImageFormat? = nil) {
         self.camera = camera
         self.capture = capture
         self.imageFormat = imageFormat
@@ -90,7 +89,7 @@ public struct FingerCaptureRequest: RPCParams, Encodable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         camera = try c.decodeIfPresent(String.self, forKey: .camera)
-        imageFormat = try c.decodeIfPresent(String.self, forKey: .imageFormat)
+        imageFormat = try c.decodeIfPresent(ImageFormat.self, forKey: .imageFormat)
         capture = try FingerCaptureSettings(from: decoder)
     }
 
@@ -103,8 +102,7 @@ public struct FingerCaptureRequest: RPCParams, Encodable {
 
     public func validate() throws(RPCError) {
         try capture.validate()
-        try Check.oneOf(imageFormat, ["none", "png", "jpeg", "wsq"], field: "image_format")
-        if imageFormat == "wsq" {
+        if imageFormat == .wsq {
             throw .invalidParams(field: "image_format",
                                  "WSQ is not available in this build (no conforming WSQ encoder); use png or jpeg")
         }
@@ -150,16 +148,15 @@ public struct CapturedFinger: Codable, Sendable {
 
 public struct FingerCaptureResult: Codable, Sendable {
     public var fingers: [CapturedFinger]
-    /// live | fake | no_decision
-    public var liveness: String
-    public var imageFormat: String?
+    public var liveness: LivenessVerdict
+    public var imageFormat: ImageFormat?
     public var durationMs: Int
     enum CodingKeys: String, CodingKey {
         case fingers, liveness
         case imageFormat = "image_format"
         case durationMs = "duration_ms"
     }
-    public init(fingers: [CapturedFinger], liveness: String, imageFormat: String?, durationMs: Int) {
+    public init(fingers: [CapturedFinger], liveness: LivenessVerdict, imageFormat: ImageFormat?, durationMs: Int) {
         self.fingers = fingers
         self.liveness = liveness
         self.imageFormat = imageFormat
@@ -172,8 +169,9 @@ public struct FingerEnrollParams: RPCParams, Encodable {
     public var user: String
     public var camera: String?
     public var capture: FingerCaptureSettings
-    /// [3] 1–10: captures per finger; the best prints are kept.
+    /// Captures per finger; the best prints are kept.
     public var captures: Int?
+    public static let captures = Setting("captures", 1...10, default: 3)
 
     enum CodingKeys: String, CodingKey {
         case user, camera, captures
@@ -205,7 +203,7 @@ public struct FingerEnrollParams: RPCParams, Encodable {
     public func validate() throws(RPCError) {
         try UserName.validate(user)
         try capture.validate()
-        try Check.range(captures, 1...10, field: "captures")
+        try Self.captures.check(captures)
     }
 }
 
@@ -239,8 +237,9 @@ public struct FingerAuthParams: RPCParams, Encodable {
     public var user: String?
     public var camera: String?
     public var capture: FingerCaptureSettings
-    /// [48] 0–100 on the FAR scale of SPEC §4.
+    /// On the FAR scale of SPEC §4.
     public var threshold: Double?
+    public static let threshold = FingerMatchParams.threshold
 
     enum CodingKeys: String, CodingKey {
         case user, camera, threshold
@@ -272,7 +271,7 @@ public struct FingerAuthParams: RPCParams, Encodable {
     public func validate() throws(RPCError) {
         if let user { try UserName.validate(user) }
         try capture.validate()
-        try Check.range(threshold, 0...100, field: "threshold")
+        try Self.threshold.check(threshold)
     }
 }
 
@@ -282,14 +281,14 @@ public struct FingerVerifyResult: Codable, Sendable {
     public var threshold: Double
     /// The finger that matched best (right_index, ...), null when no finger was seen.
     public var position: String?
-    public var liveness: String
+    public var liveness: LivenessVerdict
     public var captures: Int
     public var durationMs: Int
     enum CodingKeys: String, CodingKey {
         case match, score, threshold, position, liveness, captures
         case durationMs = "duration_ms"
     }
-    public init(match: Bool, score: Double, threshold: Double, position: String?, liveness: String, captures: Int,
+    public init(match: Bool, score: Double, threshold: Double, position: String?, liveness: LivenessVerdict, captures: Int,
                 durationMs: Int) {
         self.match = match
         self.score = score
@@ -316,13 +315,13 @@ public struct FingerIdentifyResult: Codable, Sendable {
     public var score: Double
     public var position: String?
     public var candidates: [Candidate]
-    public var liveness: String
+    public var liveness: LivenessVerdict
     public var durationMs: Int
     enum CodingKeys: String, CodingKey {
         case user, score, position, candidates, liveness
         case durationMs = "duration_ms"
     }
-    public init(user: String?, score: Double, position: String?, candidates: [Candidate], liveness: String, durationMs: Int) {
+    public init(user: String?, score: Double, position: String?, candidates: [Candidate], liveness: LivenessVerdict, durationMs: Int) {
         self.user = user
         self.score = score
         self.position = position
@@ -346,18 +345,17 @@ public struct FingerExtractParams: RPCParams, Encodable {
     public static let fields: Set<String> = ["image", "dpi", "format"]
     /// base64 PNG / JPEG / TIFF / PGM.
     public var image: String
-    /// [500] 250–1000
     public var dpi: Int?
+    public static let dpi = FingerMatchParams.dpi
     /// biometricd | iso19794_2 [biometricd]: the encoding of the returned template.
-    public var format: String?
-    public init(image: String, dpi: Int? = nil, format: String? = nil) {
+    public var format: TemplateFormat?
+    public init(image: String, dpi: Int? = nil, format: TemplateFormat? = nil) {
         self.image = image
         self.dpi = dpi
         self.format = format
     }
     public func validate() throws(RPCError) {
-        try Check.range(dpi, 250...1000, field: "dpi")
-        try Check.oneOf(format, ["biometricd", "iso19794_2"], field: "format")
+        try Self.dpi.check(dpi)
     }
 }
 
@@ -381,10 +379,10 @@ public struct MinutiaWire: Codable, Sendable, Equatable {
 
 public struct FingerExtractResult: Codable, Sendable {
     public var template: String
-    public var format: String
+    public var format: TemplateFormat
     public var minutiae: [MinutiaWire]
     public var quality: Int
-    public init(template: String, format: String, minutiae: [MinutiaWire], quality: Int) {
+    public init(template: String, format: TemplateFormat, minutiae: [MinutiaWire], quality: Int) {
         self.template = template
         self.format = format
         self.minutiae = minutiae
@@ -398,10 +396,11 @@ public struct FingerMatchParams: RPCParams, Encodable {
     public var probe: String
     /// base64 of a finger template or of a print image.
     public var reference: String
-    /// [48] 0–100
     public var threshold: Double?
-    /// [500] 250–1000: resolution of image arguments.
+    public static let threshold = Setting<Double>("threshold", 0...100, default: 48)
+    /// Resolution of image arguments (ppi).
     public var dpi: Int?
+    public static let dpi = Setting("dpi", 250...1000, default: 500)
     public init(probe: String, reference: String, threshold: Double? = nil, dpi: Int? = nil) {
         self.probe = probe
         self.reference = reference
@@ -409,8 +408,8 @@ public struct FingerMatchParams: RPCParams, Encodable {
         self.dpi = dpi
     }
     public func validate() throws(RPCError) {
-        try Check.range(threshold, 0...100, field: "threshold")
-        try Check.range(dpi, 250...1000, field: "dpi")
+        try Self.threshold.check(threshold)
+        try Self.dpi.check(dpi)
     }
 }
 

@@ -222,6 +222,10 @@ public struct Event: Sendable, Encodable {
         self.fields = fields
     }
 
+    public init(request: RequestID, _ payload: some EventPayload) {
+        self.init(request: request, type: payload.eventType, fields: payload.fields)
+    }
+
     public func encode(to encoder: Encoder) throws {
         var all = fields
         all["request"] = request.json

@@ -27,6 +27,9 @@ extension RPCParams {
             decoded = try JSONValue.object(object).decode(Self.self)
         } catch let error as DecodingError {
             throw Self.describe(error)
+        } catch let error as WireEnumError {
+            let f = path(error.codingPath)
+            throw .invalidParams(field: f, "parameter '\(f)' must be one of \(error.allowed.joined(separator: ", ")), got '\(error.got)'")
         } catch {
             throw .invalidParams(field: nil, "params do not decode: \(error)")
         }
@@ -34,11 +37,13 @@ extension RPCParams {
         return decoded
     }
 
+    /// `a.b[2]` for a coding path.
+    private static func path(_ keys: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+        (keys + (last.map { [$0] } ?? [])).map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+    }
+
     private static func describe(_ error: DecodingError) -> RPCError {
-        func path(_ keys: [CodingKey], _ last: CodingKey? = nil) -> String {
-            (keys + (last.map { [$0] } ?? [])).map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-                .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
-        }
         switch error {
         case .keyNotFound(let key, let ctx):
             let f = path(ctx.codingPath, key)
@@ -74,13 +79,6 @@ public enum Check {
         guard let value else { return }
         guard bounds.contains(value) else {
             throw .invalidParams(field: field, "parameter '\(field)' must be between \(bounds.lowerBound) and \(bounds.upperBound), got \(value)")
-        }
-    }
-
-    public static func oneOf(_ value: String?, _ allowed: [String], field: String) throws(RPCError) {
-        guard let value else { return }
-        guard allowed.contains(value) else {
-            throw .invalidParams(field: field, "parameter '\(field)' must be one of \(allowed.joined(separator: ", ")), got '\(value)'")
         }
     }
 }
@@ -123,10 +121,11 @@ public struct SnapshotParams: RPCParams, Encodable {
     public static let fields: Set<String> = ["camera", "warmup_frames", "timeout_ms"]
     /// Camera id, path or spec; the first available camera when absent.
     public var camera: String?
-    /// Frames dropped before the one kept (auto-exposure settles) [3] 0–60.
+    /// Frames dropped before the one kept (auto-exposure settles).
     public var warmupFrames: Int?
-    /// [5000] 100–60000.
+    public static let warmupFrames = Setting("warmup_frames", 0...60, default: 3)
     public var timeoutMs: Int?
+    public static let timeoutMs = Setting("timeout_ms", 100...60000, default: 5000)
 
     enum CodingKeys: String, CodingKey {
         case camera
@@ -141,7 +140,7 @@ public struct SnapshotParams: RPCParams, Encodable {
     }
 
     public func validate() throws(RPCError) {
-        try Check.range(warmupFrames, 0...60, field: "warmup_frames")
-        try Check.range(timeoutMs, 100...60000, field: "timeout_ms")
+        try Self.warmupFrames.check(warmupFrames)
+        try Self.timeoutMs.check(timeoutMs)
     }
 }

@@ -115,10 +115,10 @@ struct Auth: ParsableCommand {
             @Flag(help: "Turn liveness checks back on.") var liveness = false
 
             func run() throws {
-                let modes = ["none", "biometric", "password"]
+                let mode = PolicyMode(rawValue: factors)
                 let params = PolicySetParams(
-                    user: user, factors: modes.contains(factors) ? nil : factors.split(separator: ",").map(String.init),
-                    mode: modes.contains(factors) ? factors : nil, requireLiveness: noLiveness ? false : liveness ? true : nil)
+                    user: user, factors: mode == nil ? factors.split(separator: ",").map(String.init) : nil,
+                    mode: mode, requireLiveness: noLiveness ? false : liveness ? true : nil)
                 let result: PolicyResult = try options.connect().call(Method.authPolicySet, params)
                 try options.output(result) { Show.describe(result) }
             }

@@ -21,7 +21,7 @@ struct Face: ParsableCommand {
 
         func run() throws {
             let result: FaceEnrollResult = try options.live(Method.faceEnroll, FaceEnrollParams(
-                user: user, camera: camera, mode: full ? "full" : nil, frames: frames, countdownS: countdown, qualityThreshold: quality,
+                user: user, camera: camera, mode: full ? .full : nil, frames: frames, countdownS: countdown, qualityThreshold: quality,
                 timeoutMs: timeout))
             try options.output(result) { "enrolled \(user): \(result.templates.count) template(s) from \(result.framesUsed) frames" }
         }
@@ -39,8 +39,8 @@ struct Face: ParsableCommand {
 
         func run() throws {
             let result: FaceVerifyResult = try options.live(Method.faceVerify, FaceVerifyParams(
-                user: user, camera: camera, mode: noLiveness ? "image" : nil, matchingThreshold: threshold, timeoutMs: timeout,
-                livenessMode: challenge ? "challenge" : nil))
+                user: user, camera: camera, mode: noLiveness ? .image : nil, matchingThreshold: threshold, timeoutMs: timeout,
+                livenessMode: challenge ? .challenge : nil))
             try options.output(result) {
                 "\(result.match ? "match" : "no match") for \(user): score \(result.score) (threshold \(result.threshold)), liveness \(result.liveness), \(result.durationMs) ms"
             }
@@ -58,7 +58,7 @@ struct Face: ParsableCommand {
 
         func run() throws {
             let result: FaceIdentifyResult = try options.live(Method.faceIdentify, FaceIdentifyParams(
-                camera: camera, mode: noLiveness ? "image" : nil, matchingThreshold: threshold, livenessMode: challenge ? "challenge" : nil))
+                camera: camera, mode: noLiveness ? .image : nil, matchingThreshold: threshold, livenessMode: challenge ? .challenge : nil))
             try options.output(result) {
                 let who = result.user.map { "\($0) (score \(result.score))" } ?? "nobody recognised"
                 return who + (result.stepUpRequired ? " — step-up required: another user is too close" : "")

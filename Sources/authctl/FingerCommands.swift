@@ -11,15 +11,15 @@ struct Finger: ParsableCommand {
     /// How the hand is shown; the same options for every capturing command.
     struct HandOptions: ParsableArguments {
         @Option(help: "Camera id, path or spec.") var camera: String?
-        @Option(help: "left or right.") var hand: String?
+        @Option(help: "left or right.") var hand: Hand?
         @Flag(help: "Capture the thumb instead of the four fingers.") var thumb = false
-        @Option(help: "Fingers that are missing (repeat): index, middle, ring, little.") var amputated: [String] = []
-        @Option(help: "Finger liveness level: none, very_low, low, medium.") var liveness: String?
+        @Option(help: "Fingers that are missing (repeat): index, middle, ring, little.") var amputated: [Digit] = []
+        @Option(help: "Finger liveness level: none, very_low, low, medium.") var liveness: LivenessLevel?
         @Option(help: "Minimum print quality (0-100).") var quality: Int?
         @Option(help: "Give up after this many seconds (1-120).") var timeout: Int?
 
         var settings: FingerCaptureSettings {
-            FingerCaptureSettings(mode: thumb ? "thumb" : nil, hand: hand, amputated: amputated.isEmpty ? nil : amputated,
+            FingerCaptureSettings(mode: thumb ? .thumb : nil, hand: hand, amputated: amputated.isEmpty ? nil : amputated,
                                   liveness: liveness, qualityThreshold: quality, timeoutS: timeout)
         }
     }
@@ -29,7 +29,7 @@ struct Finger: ParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup var hand: HandOptions
         @Option(name: .shortAndLong, help: "Folder to write the prints to (<position>.<format>).") var output: String?
-        @Option(help: "Image format of the prints: png or jpeg (WSQ is not available).") var format: String = "png"
+        @Option(help: "Image format of the prints: png or jpeg (WSQ is not available).") var format: ImageFormat = .png
 
         func run() throws {
             let wantsImages = output != nil
@@ -39,7 +39,7 @@ struct Finger: ParsableCommand {
                 try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
                 for (i, finger) in result.fingers.enumerated() {
                     guard let image = finger.image, let data = Data(base64Encoded: image) else { continue }
-                    let path = "\(output)/\(finger.position).\(format == "jpeg" ? "jpg" : format)"
+                    let path = "\(output)/\(finger.position).\(format == .jpeg ? "jpg" : format.rawValue)"
                     try data.write(to: URL(fileURLWithPath: path))
                     result.fingers[i].image = path
                 }
@@ -133,3 +133,10 @@ struct Finger: ParsableCommand {
         }
     }
 }
+
+// The protocol's vocabularies as command-line values: a typo is refused before any call, with
+// the accepted names listed.
+extension Hand: ExpressibleByArgument {}
+extension Digit: ExpressibleByArgument {}
+extension LivenessLevel: ExpressibleByArgument {}
+extension ImageFormat: ExpressibleByArgument {}

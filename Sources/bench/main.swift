@@ -432,7 +432,7 @@ if wanted("face") { do {
     var inside: [Double] = []
     for _ in 0..<(quick ? 5 : 30) {
         let t = now()
-        let r = try client.call(Method.faceVerify, FaceVerifyParams(user: "bench", camera: "replay0", mode: "image", qualityThreshold: 0),
+        let r = try client.call(Method.faceVerify, FaceVerifyParams(user: "bench", camera: "replay0", mode: .image, qualityThreshold: 0),
                                 as: FaceVerifyResult.self)
         times.append((now() - t) * 1000)
         inside.append(Double(r.durationMs))
@@ -473,7 +473,7 @@ if wanted("auth") { do {
     // key.sign with policy "none": ECDSA P-256 + the counter's durable write, no factor.
     let key = try client.call(Method.keyRegister, KeyRegisterParams(user: "bench-key", appID: "https://bench.example", aaid: "4242#0001"),
                               as: KeyInfo.self)
-    _ = try client.call(Method.authPolicySet, PolicySetParams(user: "bench-key", mode: "none"), as: PolicyResult.self)
+    _ = try client.call(Method.authPolicySet, PolicySetParams(user: "bench-key", mode: PolicyMode.none), as: PolicyResult.self)
     var sign: [Double] = []
     for _ in 0..<(quick ? 20 : 200) {
         let t = now()
@@ -503,7 +503,7 @@ if wanted("memory") { do {
     _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "mem", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),
                         as: FaceEnrollResult.self)
     for _ in 0..<4 {
-        _ = try client.call(Method.faceVerify, FaceVerifyParams(user: "mem", camera: "replay0", mode: "image", qualityThreshold: 0),
+        _ = try client.call(Method.faceVerify, FaceVerifyParams(user: "mem", camera: "replay0", mode: .image, qualityThreshold: 0),
                             as: FaceVerifyResult.self)
     }
     let used = daemon.memory()
@@ -553,7 +553,7 @@ if only == "gallery" && soak == nil { do {
     var status: DaemonStatus = try client.call(Method.daemonStatus, as: DaemonStatus.self)
     print("  at READY: face_gallery \(status.faceGallery.map { "\($0.state) \($0.loaded)/\($0.total)" } ?? "-")")
     do {
-        _ = try client.call(Method.faceIdentify, FaceIdentifyParams(camera: "replay0", mode: "image"), as: FaceIdentifyResult.self)
+        _ = try client.call(Method.faceIdentify, FaceIdentifyParams(camera: "replay0", mode: .image), as: FaceIdentifyResult.self)
         print("  identify while loading: answered (the load had already ended)")
     } catch {
         print("  identify while loading: \(error)")
@@ -573,7 +573,7 @@ if only == "gallery" && soak == nil { do {
     var inside: [Double] = []
     for _ in 0..<(quick ? 3 : 10) {
         let s0 = now()
-        let r = try client.call(Method.faceIdentify, FaceIdentifyParams(camera: "replay0", mode: "image", qualityThreshold: 0),
+        let r = try client.call(Method.faceIdentify, FaceIdentifyParams(camera: "replay0", mode: .image, qualityThreshold: 0),
                                 as: FaceIdentifyResult.self)
         took.append((now() - s0) * 1000)
         inside.append(Double(r.durationMs))
@@ -624,7 +624,7 @@ if soak == "verify" { do {
     let warm = max(1, n / 10)
     let t0 = now()
     for i in 0..<(warm + n) {
-        let r = try client.call(Method.faceVerify, FaceVerifyParams(user: "soak", camera: "replay0", mode: "image", qualityThreshold: 0),
+        let r = try client.call(Method.faceVerify, FaceVerifyParams(user: "soak", camera: "replay0", mode: .image, qualityThreshold: 0),
                                 as: FaceVerifyResult.self)
         if r.match { matched += 1 }
         if i >= warm, (i - warm) % max(1, n / 10) == 0 { track.sample(daemon) }

@@ -3,6 +3,7 @@
 import BiometricCamera
 import BiometricCore
 import BiometricFinger
+import BiometricProtocol
 import CHandScene
 import CImaging
 import Foundation

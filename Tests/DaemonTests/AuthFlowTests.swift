@@ -109,7 +109,7 @@ final class AuthFlowTests: XCTestCase {
         XCTAssertTrue(key.publicKey.hasPrefix("-----BEGIN PUBLIC KEY-----"))
         // Policy "password": the PIN is the factor the signature needs.
         let _: PINResult = try c.call(Method.pinSet, PINSetParams(user: "erin", pin: "135790"))
-        let _: PolicyResult = try c.call(Method.authPolicySet, PolicySetParams(user: "erin", mode: "password"))
+        let _: PolicyResult = try c.call(Method.authPolicySet, PolicySetParams(user: "erin", mode: .password))
         let challenge = Data("server-nonce-\(UUID())".utf8)
         let refused: KeySignResult = try c.call(Method.keySign, KeySignParams(user: "erin", keyHandle: key.keyHandle,
                                                                              challenge: challenge.base64EncodedString(), pin: "000000"))
@@ -235,11 +235,11 @@ final class AuthFlowTests: XCTestCase {
 
         // Count from here: four more impostor verifies make five in a row.
         for _ in 0..<4 {
-            let r: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay2", mode: "image",
+            let r: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay2", mode: .image,
                                                                                       qualityThreshold: 30, timeoutMs: 20000))
             XCTAssertFalse(r.match)
         }
-        let sixth = rpcError { let _: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay1", mode: "image")) }
+        let sixth = rpcError { let _: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay1", mode: .image)) }
         XCTAssertEqual(sixth?.code, 5001)
         XCTAssertEqual(sixth?.reason, "locked_out")
         XCTAssertGreaterThan(sixth?.data?["retry_after_s"]?.intValue ?? 0, 500)
@@ -254,14 +254,14 @@ final class AuthFlowTests: XCTestCase {
         d = try daemon(["--models", models, "--set", "lockout_seconds=600"], cameras: cameras, root: root)
         d.removeFiles = true
         c = try d.client()
-        let afterRestart = rpcError { let _: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay1", mode: "image")) }
+        let afterRestart = rpcError { let _: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay1", mode: .image)) }
         XCTAssertEqual(afterRestart?.code, 5001, "a restart keeps the lock")
         let status: AuthStatusResult = try c.call(Method.authStatus, UserParams(user: "tony"))
         XCTAssertTrue(status.lockedOut)
         XCTAssertEqual(status.biometricFailures, 5)
         // A correct PIN unlocks biometrics; the genuine face then passes.
         XCTAssertTrue((try c.call(Method.pinVerify, PINVerifyParams(user: "tony", pin: "24680")) as PINResult).ok)
-        let again: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay1", mode: "image",
+        let again: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay1", mode: .image,
                                                                                       qualityThreshold: 30, timeoutMs: 20000))
         XCTAssertTrue(again.match)
     }
@@ -277,11 +277,11 @@ final class AuthFlowTests: XCTestCase {
                                                                                  qualityThreshold: 30, timeoutMs: 60000))
         let _: PINResult = try c.call(Method.pinSet, PINSetParams(user: "tony", pin: "11235"))
         for _ in 0..<3 {
-            let r: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay1", mode: "image",
+            let r: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay1", mode: .image,
                                                                                       qualityThreshold: 30, timeoutMs: 20000))
             XCTAssertFalse(r.match)
         }
-        let locked = rpcError { let _: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay0", mode: "image")) }
+        let locked = rpcError { let _: FaceVerifyResult = try c.call(Method.faceVerify, FaceVerifyParams(user: "tony", camera: "replay0", mode: .image)) }
         XCTAssertEqual(locked?.code, 5001)
         XCTAssertEqual(locked?.data?["requires_pin"], .bool(true))
         let viaAuth = rpcError { let _: AuthenticateResult = try c.call(Method.authAuthenticate, AuthenticateParams(user: "tony", factors: ["face"], camera: "replay0")) }

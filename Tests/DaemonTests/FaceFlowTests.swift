@@ -40,7 +40,7 @@ final class FaceFlowTests: XCTestCase {
                                                              qualityThreshold: 30, timeoutMs: 60000))
     }
 
-    func verify(_ client: BiometricClient, _ user: String, camera: String, mode: String = "image",
+    func verify(_ client: BiometricClient, _ user: String, camera: String, mode: FaceCaptureMode = .image,
                 events: ((JSONValue) -> Void)? = nil) throws -> FaceVerifyResult {
         try client.call(Method.faceVerify, FaceVerifyParams(user: user, camera: camera, mode: mode, qualityThreshold: 30,
                                                              blinkTimeoutMs: 3000, timeoutMs: 20000), onEvent: events)
@@ -65,11 +65,15 @@ final class FaceFlowTests: XCTestCase {
             XCTAssertNotNil(frame[field], "face.frame carries \(field)")
         }
         XCTAssertEqual(frame["frames_needed"], 3)
+        // A client reads the same events as types: every face.frame of a real enrolment decodes.
+        let typed = try events.filter { $0["type"] == "face.frame" }.map { try $0.decode(FaceFrameEvent.self) }
+        XCTAssertEqual(typed.last?.framesNeeded, 3)
+        XCTAssertTrue(typed.contains { $0.box != nil && $0.extraction == .success }, "frames sent to the matcher say so")
 
         let same = try verify(client, "tony", camera: "replay1")
         XCTAssertTrue(same.match, "another photo of the same person matches (score \(same.score))")
         XCTAssertGreaterThanOrEqual(same.score, 48)
-        XCTAssertEqual(same.liveness, "not_checked")
+        XCTAssertEqual(same.liveness, .notChecked)
         let other = try verify(client, "tony", camera: "replay2")
         XCTAssertFalse(other.match, "someone else does not (score \(other.score))")
         XCTAssertLessThan(other.score, 48)
@@ -88,7 +92,7 @@ final class FaceFlowTests: XCTestCase {
         var captured = 0
         let error = rpcError {
             let _: FaceEnrollResult = try daemon.client().call(
-                Method.faceEnroll, FaceEnrollParams(user: "tony", camera: "replay0", mode: "full", frames: 1, countdownS: 0,
+                Method.faceEnroll, FaceEnrollParams(user: "tony", camera: "replay0", mode: .full, frames: 1, countdownS: 0,
                                                      qualityThreshold: 30, timeoutMs: 3000)) { event in
                 event["feedback"]?.arrayValue?.compactMap(\.stringValue).forEach { feedback.insert($0) }
                 captured = max(captured, Int(event["frames_captured"]?.intValue ?? 0))
@@ -112,7 +116,7 @@ final class FaceFlowTests: XCTestCase {
         let client = try daemon.client()
         for (i, person) in people.enumerated() { _ = try enroll(client, person, camera: "replay\(i)", frames: 2) }
         let result: FaceIdentifyResult = try client.call(
-            Method.faceIdentify, FaceIdentifyParams(camera: "replay3", mode: "image", matchingThreshold: 36, qualityThreshold: 30))
+            Method.faceIdentify, FaceIdentifyParams(camera: "replay3", mode: .image, matchingThreshold: 36, qualityThreshold: 30))
         XCTAssertEqual(result.user, "Jean_Chretien", "\(result.candidates)")
         XCTAssertEqual(result.candidates.first?.user, "Jean_Chretien")
         XCTAssertEqual(result.candidates.count, 3)
@@ -129,7 +133,7 @@ final class FaceFlowTests: XCTestCase {
         _ = try enroll(client, "tony", camera: "replay0")
         var actions: Set<String> = []
         let error = rpcError {
-            _ = try verify(client, "tony", camera: "replay1", mode: "liveness") { event in
+            _ = try verify(client, "tony", camera: "replay1", mode: .liveness) { event in
                 if let a = event["liveness_action"]?.stringValue { actions.insert(a) }
             }
         }
@@ -145,8 +149,8 @@ final class FaceFlowTests: XCTestCase {
         let _: FaceEnrollResult = try client.call(Method.faceEnroll, FaceEnrollParams(
             user: "grid", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0))
         let result: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
-            user: "grid", camera: "replay0", mode: "liveness", qualityThreshold: 0, blinkTimeoutMs: 8000, timeoutMs: 20000))
-        XCTAssertEqual(result.liveness, "live", "the blink in the real clip is detected")
+            user: "grid", camera: "replay0", mode: .liveness, qualityThreshold: 0, blinkTimeoutMs: 8000, timeoutMs: 20000))
+        XCTAssertEqual(result.liveness, .live, "the blink in the real clip is detected")
         XCTAssertTrue(result.match)
         XCTAssertEqual(result.livenessScore, 100)
     }
@@ -160,7 +164,7 @@ final class FaceFlowTests: XCTestCase {
         // The replay holds the same person, with real blinks: only the replay cue can refuse it.
         let error = rpcError {
             let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
-                user: "tran", camera: "replay1", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
+                user: "tran", camera: "replay1", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
         }
         XCTAssertEqual(error?.code, 3004, String(describing: error))
         XCTAssertEqual(error?.data?["spoof_attempt"], true)
@@ -210,7 +214,7 @@ final class FaceFlowTests: XCTestCase {
         _ = try enroll(client, "tony", camera: "replay0")
         let error = rpcError {
             let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
-                user: "tony", camera: "replay1", mode: "image", timeoutMs: 3000))
+                user: "tony", camera: "replay1", mode: .image, timeoutMs: 3000))
         }
         XCTAssertEqual(error?.code, 3002, String(describing: error))
         XCTAssertEqual(error?.reason, "bad_quality")
@@ -385,18 +389,18 @@ final class FaceFlowTests: XCTestCase {
             user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20))
         var actions: [String] = []
         let passed: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
-            user: "tran", camera: "replay1", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 20000, timeoutMs: 60000,
-            livenessMode: "challenge", challengeStepTimeoutMs: 15000), onEvent: { e in
+            user: "tran", camera: "replay1", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 20000, timeoutMs: 60000,
+            livenessMode: .challenge, challengeStepTimeoutMs: 15000), onEvent: { e in
                 if let a = e["liveness_action"]?.stringValue, a != actions.last { actions.append(a) }
             })
         XCTAssertTrue(passed.match)
-        XCTAssertEqual(passed.liveness, "live", "\(actions)")
+        XCTAssertEqual(passed.liveness, .live, "\(actions)")
         XCTAssertEqual(passed.livenessScore, 100)
         XCTAssertEqual(Array(actions.prefix(3)), ["keep_still", "turn_right", "nod"], "the moves are asked in order: \(actions)")
         let refused = rpcError {
             let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
-                user: "tran", camera: "replay2", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 20000, timeoutMs: 60000,
-                livenessMode: "challenge", challengeStepTimeoutMs: 15000))
+                user: "tran", camera: "replay2", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 20000, timeoutMs: 60000,
+                livenessMode: .challenge, challengeStepTimeoutMs: 15000))
         }
         XCTAssertEqual(refused?.reason, "spoof_detected", String(describing: refused))
         XCTAssertEqual(refused?.data?["cue"], "challenge")
@@ -471,13 +475,13 @@ final class FaceFlowTests: XCTestCase {
         let _: FaceEnrollResult = try c2.call(Method.faceEnroll, FaceEnrollParams(
             user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20))
         let passed: FaceVerifyResult = try c2.call(Method.faceVerify, FaceVerifyParams(
-            user: "tran", camera: "replay1", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
+            user: "tran", camera: "replay1", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
         XCTAssertTrue(passed.match)
-        XCTAssertEqual(passed.liveness, "live")
+        XCTAssertEqual(passed.liveness, .live)
         var answered: FaceVerifyResult?
         let refused = rpcError {
             answered = try c2.call(Method.faceVerify, FaceVerifyParams(
-                user: "tran", camera: "replay2", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
+                user: "tran", camera: "replay2", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
         }
         XCTAssertEqual(refused?.reason, "spoof_detected", "\(String(describing: refused)) \(String(describing: answered)) \(d2.log.suffix(1500))")
         XCTAssertEqual(refused?.data?["cue"], "recapture", "the re-capture cue, not the border cue: \(String(describing: refused))")
@@ -514,7 +518,7 @@ final class FaceFlowTests: XCTestCase {
         var actions: [String] = []
         let error = rpcError {
             let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
-                user: "tran", camera: "replay1", mode: "liveness", qualityThreshold: 20, blinkTimeoutMs: 30000, timeoutMs: 9000),
+                user: "tran", camera: "replay1", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 30000, timeoutMs: 9000),
                 onEvent: { e in
                     if let a = e["liveness_action"]?.stringValue, a != actions.last { actions.append(a) }
                 })

@@ -39,12 +39,12 @@ final class FingerFlowTests: XCTestCase {
 
     func enroll(_ client: BiometricClient, _ user: String, camera: String, events: ((JSONValue) -> Void)? = nil) throws -> FingerEnrollResult {
         try client.call(Method.fingerEnroll, FingerEnrollParams(
-            user: user, camera: camera, capture: FingerCaptureSettings(liveness: "none", timeoutS: 30), captures: 2), onEvent: events)
+            user: user, camera: camera, capture: FingerCaptureSettings(liveness: LivenessLevel.none, timeoutS: 30), captures: 2), onEvent: events)
     }
 
     func verify(_ client: BiometricClient, _ user: String, camera: String) throws -> FingerVerifyResult {
         try client.call(Method.fingerVerify, FingerAuthParams(user: user, camera: camera,
-                                                              capture: FingerCaptureSettings(liveness: "none", timeoutS: 8)))
+                                                              capture: FingerCaptureSettings(liveness: LivenessLevel.none, timeoutS: 8)))
     }
 
     func testEnrolThenVerifyTheSameFingersAndNotOthers() throws {
@@ -100,7 +100,7 @@ final class FingerFlowTests: XCTestCase {
         _ = try enroll(client, "ana", camera: "replay0")
         _ = try enroll(client, "bo", camera: "replay1")
         let found: FingerIdentifyResult = try client.call(
-            Method.fingerIdentify, FingerAuthParams(camera: "replay2", capture: FingerCaptureSettings(liveness: "none", timeoutS: 8)))
+            Method.fingerIdentify, FingerAuthParams(camera: "replay2", capture: FingerCaptureSettings(liveness: LivenessLevel.none, timeoutS: 8)))
         XCTAssertEqual(found.user, "bo", "score \(found.score)")
         XCTAssertEqual(found.candidates.map(\.user), ["bo", "ana"], "both enrolled users ranked, best first")
         XCTAssertLessThan(found.candidates.last?.score ?? 100, 48)
@@ -109,7 +109,7 @@ final class FingerFlowTests: XCTestCase {
         let deleted: DeleteResult = try client.call(Method.userDelete, UserParams(user: "bo"))
         XCTAssertTrue(deleted.deleted)
         let after: FingerIdentifyResult = try client.call(
-            Method.fingerIdentify, FingerAuthParams(camera: "replay2", capture: FingerCaptureSettings(liveness: "none", timeoutS: 8)))
+            Method.fingerIdentify, FingerAuthParams(camera: "replay2", capture: FingerCaptureSettings(liveness: LivenessLevel.none, timeoutS: 8)))
         XCTAssertNil(after.user, "score \(after.score)")
         XCTAssertEqual(after.candidates.map(\.user), ["ana"])
     }
@@ -126,13 +126,13 @@ final class FingerFlowTests: XCTestCase {
         _ = try enroll(client, "ana", camera: "replay0")
         let attack = rpcError {
             let _: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(
-                user: "ana", camera: "replay1", capture: FingerCaptureSettings(liveness: "medium", timeoutS: 8)))
+                user: "ana", camera: "replay1", capture: FingerCaptureSettings(liveness: .medium, timeoutS: 8)))
         }
         XCTAssertEqual(attack?.errorReason, .spoofDetected, "a printed hand of the enrolled fingers: \(String(describing: attack))")
         let live: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(
-            user: "ana", camera: "replay2", capture: FingerCaptureSettings(liveness: "medium", timeoutS: 8)))
+            user: "ana", camera: "replay2", capture: FingerCaptureSettings(liveness: .medium, timeoutS: 8)))
         XCTAssertTrue(live.match, "the live hand passes: score \(live.score)")
-        XCTAssertEqual(live.liveness, "live")
+        XCTAssertEqual(live.liveness, .live)
     }
 
     func testNoFingersMeansTimeoutAndUnknownUserHasNoFingers() throws {
@@ -140,18 +140,18 @@ final class FingerFlowTests: XCTestCase {
         let client = try daemon.client()
         let empty = rpcError {
             let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
-                camera: "replay0", capture: FingerCaptureSettings(liveness: "none", timeoutS: 2)))
+                camera: "replay0", capture: FingerCaptureSettings(liveness: LivenessLevel.none, timeoutS: 2)))
         }
         XCTAssertEqual(empty?.errorReason, .timeout, "\(String(describing: empty))")
         XCTAssertEqual(rpcError { let _: FingerVerifyResult = try verify(client, "nobody-here", camera: "replay0") }?.errorReason,
                        .noFingerRegistered)
         let wsq = rpcError {
-            let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(imageFormat: "wsq"))
+            let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(imageFormat: .wsq))
         }
         XCTAssertEqual(wsq?.field, "image_format")
         let amputated = rpcError {
             let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
-                capture: FingerCaptureSettings(amputated: ["index", "thumb"])))
+                capture: FingerCaptureSettings(amputated: [.index, .thumb])))
         }
         XCTAssertEqual(amputated?.field, "amputated[1]")
     }
@@ -184,7 +184,7 @@ final class FingerFlowTests: XCTestCase {
         XCTAssertGreaterThan(extracted.minutiae.count, 15)
         XCTAssertTrue(extracted.minutiae.allSatisfy { ["ending", "bifurcation"].contains($0.type) })
         let iso: FingerExtractResult = try client.call(Method.fingerExtract, FingerExtractParams(image: try image("103_1"), dpi: 569,
-                                                                                                 format: "iso19794_2"))
+                                                                                                 format: .iso19794_2))
         XCTAssertEqual(Data(base64Encoded: iso.template)?.prefix(8), Data("FMR\0 20\0".utf8))
 
         let same: MatchResult = try client.call(Method.fingerMatch, FingerMatchParams(

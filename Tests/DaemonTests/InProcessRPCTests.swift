@@ -41,6 +41,11 @@ final class LineFramingTests: XCTestCase {
 final class DispatchTests: XCTestCase {
     struct Pong: Encodable, Sendable { var pong = true }
     struct Echo: Encodable, Sendable { var user: String }
+    struct Started: EventPayload {
+        var n = 1
+        var eventType: String { "t.started" }
+        var fields: [String: JSONValue] { ["n": .int(Int64(n))] }
+    }
 
     /// A table with an immediate method, an async one, one that runs until canceled (emitting an
     /// event first), and the daemon's own session.cancel.
@@ -49,7 +54,7 @@ final class DispatchTests: XCTestCase {
         table.registerImmediate("t.ping") { (_, _: NoParams) in Pong() }
         table.register("t.echo") { (_, p: UserParams) in Echo(user: p.user) }
         table.register("t.wait") { (context, _: NoParams) -> Pong in
-            context.emit("t.started", ["n": 1])
+            context.emit(Started())
             while true { try await Task.sleep(nanoseconds: 5_000_000) }
         }
         DaemonMethods(status: {

@@ -1,4 +1,5 @@
 @testable import BiometricFace
+import BiometricProtocol
 import Foundation
 import XCTest
 
@@ -81,7 +82,7 @@ final class BlinkLivenessTests: XCTestCase {
             XCTAssertEqual(liveness.observe(l, timestampNs: UInt64(i) * 33_000_000), .pending)
         }
         XCTAssertEqual(liveness.phase, .keepStill)
-        XCTAssertEqual(liveness.action, "keep_still")
+        XCTAssertEqual(liveness.action, .keepStill)
     }
 
     func testSlowCameraIsReported() {
@@ -106,27 +107,27 @@ final class FaceQualityTests: XCTestCase {
 
     func testEachProblemGivesItsHintAndLowersQuality() {
         let base = assess().score
-        let cases: [(FaceQuality, String)] = [
-            (assess(measures: .init(brightness: 25, contrast: 5, sharpness: 300)), "too_dark"),
-            (assess(measures: .init(brightness: 245, contrast: 5, sharpness: 300)), "too_bright"),
-            (assess(measures: .init(brightness: 120, contrast: 40, sharpness: 10)), "blurry"),
-            (assess(box: FaceBox(x: 300, y: 220, width: 50, height: 50)), "move_closer"),
-            (assess(box: FaceBox(x: 60, y: 0, width: 480, height: 480)), "move_back"),
-            (assess(box: FaceBox(x: 0, y: 10, width: 150, height: 150)), "center_face"),
-            (assess(pose: HeadPose(yaw: 35, pitch: 0, roll: 0)), "face_forward"),
+        let cases: [(FaceQuality, Feedback)] = [
+            (assess(measures: .init(brightness: 25, contrast: 5, sharpness: 300)), .tooDark),
+            (assess(measures: .init(brightness: 245, contrast: 5, sharpness: 300)), .tooBright),
+            (assess(measures: .init(brightness: 120, contrast: 40, sharpness: 10)), .blurry),
+            (assess(box: FaceBox(x: 300, y: 220, width: 50, height: 50)), .moveCloser),
+            (assess(box: FaceBox(x: 60, y: 0, width: 480, height: 480)), .moveBack),
+            (assess(box: FaceBox(x: 0, y: 10, width: 150, height: 150)), .centerFace),
+            (assess(pose: HeadPose(yaw: 35, pitch: 0, roll: 0)), .faceForward),
         ]
         for (q, hint) in cases {
             XCTAssertTrue(q.feedback.contains(hint), "\(hint): \(q.feedback)")
-            XCTAssertLessThan(q.score, base, hint)
+            XCTAssertLessThan(q.score, base, hint.rawValue)
         }
         XCTAssertLessThan(cases[0].0.score, 48, "a dark face is below the default quality threshold")
     }
 
     func testGuidedPosesHintTheWay() {
-        XCTAssertEqual(assess(target: .left).feedback, ["turn_left"])
-        XCTAssertEqual(assess(target: .right).feedback, ["turn_right"])
-        XCTAssertEqual(assess(target: .up).feedback, ["look_up"])
-        XCTAssertEqual(assess(target: .down).feedback, ["look_down"])
+        XCTAssertEqual(assess(target: .left).feedback, [.turnLeft])
+        XCTAssertEqual(assess(target: .right).feedback, [.turnRight])
+        XCTAssertEqual(assess(target: .up).feedback, [.lookUp])
+        XCTAssertEqual(assess(target: .down).feedback, [.lookDown])
         XCTAssertEqual(assess(pose: HeadPose(yaw: 25, pitch: 0, roll: 0), target: .left).feedback, [])
         XCTAssertTrue(FaceQuality.PoseTarget.up.accepts(HeadPose(yaw: 0, pitch: 20, roll: 0)))
         XCTAssertFalse(FaceQuality.PoseTarget.front.accepts(HeadPose(yaw: 30, pitch: 0, roll: 0)))

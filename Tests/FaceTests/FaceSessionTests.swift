@@ -13,7 +13,7 @@ final class FaceSessionTests: XCTestCase {
     /// A frame with one face: `eyeOpen` shapes the landmarks (blinks), `quality` the gate.
     static func frame(eyeOpen: Double = 1, quality: Int = 80, width: Double = 100, pose: HeadPose = .frontal,
                       borderMask: Int? = nil, recapture: RecaptureFeatures? = nil, restarted: Bool = false,
-                      face: Bool = true, feedback: [String] = []) -> FaceObservation
+                      face: Bool = true, feedback: [Feedback] = []) -> FaceObservation
     {
         FaceObservation(
             frameWidth: 640, frameHeight: 480, timestampNs: 0, faceCount: face ? 1 : 0,
@@ -175,10 +175,10 @@ final class FaceSessionTests: XCTestCase {
         var session = FaceVerification(Self.settings(liveness: false, timeoutMs: 1000), references: [Self.template(1)],
                                        calibration: FaceCalibration.lfw, startedAt: Self.at(0))
         guard case .failed(.lowQuality(let threshold, let feedback, let enrolling), _) =
-            Self.run(&session, frames: 100, { _ in Self.frame(quality: 30, feedback: ["too_dark"]) }, judge: { _ in Self.template(1) })
+            Self.run(&session, frames: 100, { _ in Self.frame(quality: 30, feedback: [.tooDark]) }, judge: { _ in Self.template(1) })
         else { return XCTFail("only dark frames") }
         XCTAssertEqual(threshold, 48)
-        XCTAssertEqual(feedback, ["too_dark"])
+        XCTAssertEqual(feedback, [.tooDark])
         XCTAssertFalse(enrolling)
 
         var empty = FaceVerification(Self.settings(liveness: false, timeoutMs: 1000), references: [Self.template(1)],
@@ -259,9 +259,9 @@ final class FaceSessionTests: XCTestCase {
         var dark = FaceEnrolment(targets: [.front], framesPerPose: 2, qualityThreshold: 48, countdownS: 0, timeoutMs: 1000,
                                  startedAt: Self.at(0))
         guard case .failed(.lowQuality(48, let feedback, enrolling: true), _) =
-            Self.run(&dark, frames: 100, { _ in Self.frame(quality: 20, feedback: ["too_dark"]) }, judge: { Self.template($0) })
+            Self.run(&dark, frames: 100, { _ in Self.frame(quality: 20, feedback: [.tooDark]) }, judge: { Self.template($0) })
         else { return XCTFail("only dark frames") }
-        XCTAssertEqual(feedback, ["too_dark"])
+        XCTAssertEqual(feedback, [.tooDark])
 
         var full = FaceEnrolment(targets: [.front, .up], framesPerPose: 1, qualityThreshold: 48, countdownS: 0, timeoutMs: 1000,
                                  startedAt: Self.at(0))

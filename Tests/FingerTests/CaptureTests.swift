@@ -1,6 +1,7 @@
 import BiometricCamera
 import BiometricCore
 @testable import BiometricFinger
+import BiometricProtocol
 import CFingerVision
 import CHandScene
 import CImaging

@@ -20,7 +20,7 @@ final class FingerSessionTests: XCTestCase {
 
     /// A frame in which the analyser holds prints of the given fingers at the given qualities
     /// (index, middle, ring, little); `seen` fingers were in the frame itself.
-    static func sighting(_ qualities: [Int], liveness: LivenessVerdict = .noDecision, feedback: DistanceFeedback = .optimal)
+    static func sighting(_ qualities: [Int], liveness: LivenessVerdict = .noDecision, feedback: Feedback = .optimal)
         -> FingerSighting
     {
         let positions = [Digit.index, .middle, .ring, .little].map { FingerPosition(.right, $0) }

@@ -64,7 +64,7 @@ struct AuthMethods: MethodGroup {
         table.register(Method.authPolicySet) { [self] (context, p: PolicySetParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "set the policy of")
             var next = try store.policy(user: p.user) ?? AuthPolicy()
-            if let mode = p.mode.flatMap(AuthPolicy.Mode.init(rawValue:)) { next.factors = mode.factors }
+            if let mode = p.mode.flatMap({ AuthPolicy.Mode(rawValue: $0.rawValue) }) { next.factors = mode.factors }
             if let factors = p.factors { next.factors = factors.compactMap(Factor.init(rawValue:)) }
             if let live = p.requireLiveness {
                 if !live && next.requireLiveness && !context.peer.isAdmin {
@@ -84,7 +84,7 @@ struct AuthMethods: MethodGroup {
         table.register(Method.authAuthenticate) { [self] (context, p: AuthenticateParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "authenticate")
             let result = try await authenticate(user: p.user, override: p.factors?.compactMap(Factor.init(rawValue:)), pin: p.pin,
-                                                camera: p.camera, timeoutMs: p.timeoutMs ?? 30000, context: context)
+                                                camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context)
             await auth.holdReply()
             return result
         }
@@ -121,7 +121,7 @@ struct AuthMethods: MethodGroup {
             var outcome: AuthenticateResult?
             if !userPolicy.factors.isEmpty {
                 let result = try await authenticate(user: p.user, override: nil, pin: p.pin, camera: p.camera,
-                                                    timeoutMs: p.timeoutMs ?? 30000, context: context)
+                                                    timeoutMs: KeySignParams.timeoutMs(p.timeoutMs), context: context)
                 guard result.ok else {
                     await auth.holdReply()
                     return KeySignResult(ok: false, keyHandle: key.handle, signature: nil, authenticatorData: nil, counter: nil,
@@ -193,20 +193,19 @@ struct AuthMethods: MethodGroup {
                 skipped.append(FactorSkip(factor: factor.rawValue, reason: "no_time_left"))
                 continue
             }
-            context.emit("auth.factor", ["factor": .string(factor.rawValue), "name": .string(factor.friendlyName),
-                                         "index": .int(Int64(index)), "of": .int(Int64(plan.count))])
+            context.emit(AuthFactorEvent(factor: factor.rawValue, name: factor.friendlyName, index: index, of: plan.count))
             do {
                 switch factor {
                 case .face:
                     let r = try await face.verify(FaceVerifyParams(user: user, camera: camera,
-                                                                  mode: userPolicy.requireLiveness ? "liveness" : "image",
+                                                                  mode: userPolicy.requireLiveness ? .liveness : .image,
                                                                   timeoutMs: min(300_000, remainingMs)), context)
                     if r.match { return result(.face, score: r.score) }
                     tried.append(FactorAttempt(factor: "face", name: factor.friendlyName, code: 0, reason: "no_match",
                                                message: "the face did not match (score \(r.score))", score: r.score))
                 case .finger:
                     var capture = FingerCaptureSettings()
-                    capture.liveness = userPolicy.requireLiveness ? "low" : "none"
+                    capture.liveness = userPolicy.requireLiveness ? .low : LivenessLevel.none
                     capture.timeoutS = max(1, min(120, remainingMs / 1000))
                     let r = try await finger.verify(FingerAuthParams(user: user, camera: camera, capture: capture), user: user, context)
                     if r.match { return result(.finger, score: r.score) }

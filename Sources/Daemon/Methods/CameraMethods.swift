@@ -33,8 +33,8 @@ struct CameraMethods: MethodGroup {
             }
             let token = cameras.watch { change in
                 switch change {
-                case .added(let d): context.emit("camera.added", ["camera": (try? JSONValue(encoding: d.wire(busy: false))) ?? .null])
-                case .removed(let d): context.emit("camera.removed", ["camera": (try? JSONValue(encoding: d.wire(busy: false))) ?? .null])
+                case .added(let d): context.emit(CameraChangeEvent(.added, camera: d.wire(busy: false)))
+                case .removed(let d): context.emit(CameraChangeEvent(.removed, camera: d.wire(busy: false)))
                 }
             }
             context.connection.addWatch(request, token)
@@ -44,8 +44,8 @@ struct CameraMethods: MethodGroup {
         // Howdy's snapshot: lets an admin see what the camera sees (exposure, IR emitter, framing).
         table.register(Method.cameraSnapshot) { [self] (context, params: SnapshotParams) in
             try policy.requireAdmin(context.peer, "camera.snapshot")
-            let warmup = params.warmupFrames ?? 3
-            let timeout = params.timeoutMs ?? 5000
+            let warmup = SnapshotParams.warmupFrames(params.warmupFrames)
+            let timeout = SnapshotParams.timeoutMs(params.timeoutMs)
             return try await sessions.withSession(params.camera) { capture, lease in
                 let frame = try await withDeadline(milliseconds: timeout, "camera.snapshot") {
                     var frame = try await capture.frames.next()

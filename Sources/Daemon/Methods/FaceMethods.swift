@@ -99,7 +99,7 @@ struct FaceMethods: MethodGroup {
         }
         table.register(Method.faceMatch) { [self] (context, p: FaceMatchParams) in
             try policy.requireAdmin(context.peer, "face.match")
-            let threshold = p.matchingThreshold ?? 48
+            let threshold = FaceMatchParams.matchingThreshold(p.matchingThreshold)
             // An image is embedded as what it stands for: the probe like a live frame, the
             // reference like an enrolment (the pairing the score calibration is fitted on).
             let probe = try await templateOrImage(p.probe, field: "probe", views: .mirrored)
@@ -162,7 +162,7 @@ struct FaceMethods: MethodGroup {
         let template = try await pipeline.template(of: frame, observation, views: views)
         return FaceExtractResult(
             template: template.data.base64EncodedString(),
-            box: FaceBoxWire(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height)),
+            box: PixelRect(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height)),
             landmarks: landmarks.flat.map { (Double($0) * 10).rounded() / 10 },
             yaw: (pose.yaw * 10).rounded() / 10, pitch: (pose.pitch * 10).rounded() / 10, roll: (pose.roll * 10).rounded() / 10,
             quality: observation.qualityScore, feedback: observation.feedback)

@@ -10,22 +10,20 @@ import Foundation
 extension FaceMethods {
     /// The liveness part of verify and identify params, resolved: the moves come from the
     /// system CSPRNG, or from the test hook of a non-production daemon.
-    func challengeMoves(mode: String?, steps: Int?) -> [ChallengeLiveness.Action]? {
-        guard mode == "challenge" else { return nil }
+    func challengeMoves(_ p: some FaceCaptureParams) -> [ChallengeLiveness.Action]? {
+        guard (p.livenessMode ?? .default) == .challenge else { return nil }
         if let fixedChallenge { return fixedChallenge }
-        return ChallengeLiveness.random(steps: steps ?? 2)
+        return ChallengeLiveness.random(steps: FaceCaptureSettings.challengeSteps(p.challengeSteps))
     }
 
-    private func authenticationSettings(mode: String?, matchingThreshold: Double?, qualityThreshold: Int?, livenessThreshold: Int?,
-                                        blinkTimeoutMs: Int?, timeoutMs: Int?, livenessMode: String?, challengeSteps: Int?,
-                                        challengeStepTimeoutMs: Int?) -> FaceAuthenticationSettings
-    {
-        FaceAuthenticationSettings(
-            liveness: (mode ?? "liveness") == "liveness", matchingThreshold: matchingThreshold ?? 48,
-            qualityThreshold: qualityThreshold ?? 48, livenessThreshold: livenessThreshold ?? 50,
-            blinkTimeoutMs: blinkTimeoutMs ?? 5000, timeoutMs: timeoutMs ?? 30000,
-            challenge: challengeMoves(mode: livenessMode, steps: challengeSteps),
-            challengeStepTimeoutMs: challengeStepTimeoutMs ?? 5000)
+    /// Verify and identify params with their SPEC defaults.
+    private func authenticationSettings(_ p: some FaceCaptureParams) -> FaceAuthenticationSettings {
+        typealias S = FaceCaptureSettings
+        return FaceAuthenticationSettings(
+            liveness: (p.mode ?? .default) == .liveness, matchingThreshold: S.matchingThreshold(p.matchingThreshold),
+            qualityThreshold: S.qualityThreshold(p.qualityThreshold), livenessThreshold: S.livenessThreshold(p.livenessThreshold),
+            blinkTimeoutMs: S.blinkTimeoutMs(p.blinkTimeoutMs), timeoutMs: S.timeoutMs(p.timeoutMs),
+            challenge: challengeMoves(p), challengeStepTimeoutMs: S.challengeStepTimeoutMs(p.challengeStepTimeoutMs))
     }
 
     func verify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> FaceVerifyResult {
@@ -36,10 +34,7 @@ extension FaceMethods {
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
         }
         try auth.checkBiometric(p.user)
-        let settings = authenticationSettings(
-            mode: p.mode, matchingThreshold: p.matchingThreshold, qualityThreshold: p.qualityThreshold,
-            livenessThreshold: p.livenessThreshold, blinkTimeoutMs: p.blinkTimeoutMs, timeoutMs: p.timeoutMs,
-            livenessMode: p.livenessMode, challengeSteps: p.challengeSteps, challengeStepTimeoutMs: p.challengeStepTimeoutMs)
+        let settings = authenticationSettings(p)
         let started = monotonicNanoseconds()
         let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started)
         let outcome: FaceAuthenticationOutcome
@@ -53,7 +48,7 @@ extension FaceMethods {
         auth.recordBiometric(p.user, success: outcome.matched, modality: "face")
         logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) in \(durationMs) ms")
         return FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
-                                liveness: outcome.liveness.rawValue, livenessScore: outcome.livenessScore,
+                                liveness: outcome.liveness, livenessScore: outcome.livenessScore,
                                 // A detected spoof ends the call with spoof_detected: a result never is one.
                                 spoofAttempt: false, durationMs: durationMs)
     }
@@ -64,12 +59,9 @@ extension FaceMethods {
         guard gallery.count > 0 else {
             throw RPCError.app(.noFaceRegistered, "no face is enrolled on this machine", hint: "enrol users first")
         }
-        let settings = authenticationSettings(
-            mode: p.mode, matchingThreshold: p.matchingThreshold, qualityThreshold: p.qualityThreshold,
-            livenessThreshold: p.livenessThreshold, blinkTimeoutMs: p.blinkTimeoutMs, timeoutMs: p.timeoutMs,
-            livenessMode: p.livenessMode, challengeSteps: p.challengeSteps, challengeStepTimeoutMs: p.challengeStepTimeoutMs)
+        let settings = authenticationSettings(p)
         let started = monotonicNanoseconds()
-        let session = FaceIdentification(settings, margin: p.margin ?? 5, startedAt: started)
+        let session = FaceIdentification(settings, margin: FaceIdentifyParams.margin(p.margin), startedAt: started)
         let calibration = face.calibration
         let source = templates.storedFaceTemplates
         let threads = face.searchThreads
@@ -85,17 +77,18 @@ extension FaceMethods {
         }
         return FaceIdentifyResult(user: outcome.user, score: outcome.candidates.first?.score ?? 0,
                                   candidates: outcome.candidates.map { Candidate(user: $0.user, score: $0.score) },
-                                  stepUpRequired: outcome.stepUpRequired, liveness: outcome.capture.liveness.rawValue,
+                                  stepUpRequired: outcome.stepUpRequired, liveness: outcome.capture.liveness,
                                   durationMs: elapsedMilliseconds(since: started))
     }
 
     func enroll(_ p: FaceEnrollParams, _ context: CallContext) async throws -> FaceEnrollResult {
         let pipeline = try await face.pipeline()
-        let full = (p.mode ?? "simple") == "full"
+        typealias P = FaceEnrollParams
+        let full = (p.mode ?? .default) == .full
         let started = monotonicNanoseconds()
-        let session = FaceEnrolment(targets: full ? [.front, .left, .right, .up, .down] : [.front], framesPerPose: p.frames ?? 4,
-                                    qualityThreshold: p.qualityThreshold ?? 48, countdownS: p.countdownS ?? 5,
-                                    timeoutMs: p.timeoutMs ?? 30000, startedAt: started)
+        let session = FaceEnrolment(targets: full ? [.front, .left, .right, .up, .down] : [.front], framesPerPose: P.frames(p.frames),
+                                    qualityThreshold: P.qualityThreshold(p.qualityThreshold), countdownS: P.countdownS(p.countdownS),
+                                    timeoutMs: P.timeoutMs(p.timeoutMs), startedAt: started)
         let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll") { $0 }
         var ids: [String] = []
         for (pose, template, frames) in outcome.templates {

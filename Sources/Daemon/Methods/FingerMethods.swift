@@ -44,24 +44,24 @@ struct FingerMethods: MethodGroup {
             let matched = outcome.matched && outcome.best != nil
             return FingerIdentifyResult(user: matched ? outcome.best?.user : nil, score: outcome.score,
                                         position: outcome.position?.name, candidates: outcome.candidates,
-                                        liveness: outcome.liveness.rawValue,
+                                        liveness: outcome.liveness,
                                         durationMs: Int((monotonicNanoseconds() - started) / 1_000_000))
         }
         table.register(Method.fingerExtract) { [self] (context, p: FingerExtractParams) in
             try policy.requireAdmin(context.peer, "finger.extract")
-            let image = try FingerService.decodePrint(p.image, dpi: p.dpi ?? 500, field: "image")
+            let image = try FingerService.decodePrint(p.image, dpi: FingerExtractParams.dpi(p.dpi), field: "image")
             let finger = self.finger
             let template = try await finger.run { try finger.extract(image) }
-            let format = p.format ?? "biometricd"
-            let bytes = format == "iso19794_2" ? ISO19794_2.encode([template]) : template.encoded()
+            let format = p.format ?? .default
+            let bytes = format == .iso19794_2 ? ISO19794_2.encode([template]) : template.encoded()
             return FingerExtractResult(template: Data(bytes).base64EncodedString(), format: format,
                                        minutiae: template.minutiae.map(\.wire), quality: template.quality)
         }
         table.register(Method.fingerMatch) { [self] (context, p: FingerMatchParams) in
             try policy.requireAdmin(context.peer, "finger.match")
-            let threshold = p.threshold ?? 48
+            let threshold = FingerMatchParams.threshold(p.threshold)
             let finger = self.finger
-            let dpi = p.dpi ?? 500
+            let dpi = FingerMatchParams.dpi(p.dpi)
             let probe = try await finger.run { try finger.templateOrImage(p.probe, dpi: dpi, field: "probe") }
             let reference = try await finger.run { try finger.templateOrImage(p.reference, dpi: dpi, field: "reference") }
             let score = finger.matcher.score(probe: probe, reference: reference)
@@ -116,8 +116,8 @@ extension FingerMethods {
         auth.recordBiometric(user, success: outcome.matched, modality: "finger")
         let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
         logger.info("finger.verify \(user): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
-        return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: p.threshold ?? 48,
-                                  position: outcome.position?.name, liveness: outcome.liveness.rawValue,
+        return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: FingerAuthParams.threshold(p.threshold),
+                                  position: outcome.position?.name, liveness: outcome.liveness,
                                   captures: outcome.captures, durationMs: ms)
     }
 }

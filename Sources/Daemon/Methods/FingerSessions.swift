@@ -8,12 +8,10 @@ import Foundation
 extension FingerCaptureSpec {
     /// The wire settings, with SPEC defaults.
     init(_ s: FingerCaptureSettings) {
-        let hand = Hand(rawValue: s.hand ?? "right") ?? .right
-        let mode = CaptureMode(rawValue: s.mode ?? "fingers") ?? .fingers
-        let amputated = Set((s.amputated ?? []).compactMap(Digit.init(rawValue:)))
-        self.init(options: FingerCaptureOptions(mode: mode, hand: hand, amputated: amputated, distance: nil,
-                                                liveness: LivenessLevel(rawValue: s.liveness ?? "low") ?? .low),
-                  qualityThreshold: s.qualityThreshold ?? 40, timeoutMs: (s.timeoutS ?? 10) * 1000)
+        self.init(options: FingerCaptureOptions(mode: s.mode ?? .default, hand: s.hand ?? .default, amputated: Set(s.amputated ?? []),
+                                                distance: nil, liveness: s.liveness ?? .default),
+                  qualityThreshold: FingerCaptureSettings.qualityThreshold(s.qualityThreshold),
+                  timeoutMs: FingerCaptureSettings.timeoutS(s.timeoutS) * 1000)
     }
 }
 
@@ -28,7 +26,7 @@ extension FingerMethods {
     func capture(_ p: FingerCaptureRequest, _ context: CallContext) async throws -> FingerCaptureResult {
         let started = monotonicNanoseconds()
         let spec = FingerCaptureSpec(p.capture)
-        let format = p.imageFormat ?? "none"
+        let format = p.imageFormat ?? .default
         let session = FingerCaptureSession(spec, startedAt: started)
         let evidence = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture") { _ in
             throw RPCError.internal("finger.capture asks for no prints")
@@ -38,16 +36,16 @@ extension FingerMethods {
         for print in evidence.prints.sorted(by: { $0.position.isoCode < $1.position.isoCode }) {
             let template = try? await finger.run { try finger.extract(print.image, position: print.position) }
             var image: String?
-            if format != "none" {
-                do { image = try print.image.encoded(as: format == "jpeg" ? .jpeg : .png).base64EncodedString() }
+            if format != .none {
+                do { image = try print.image.encoded(as: format == .jpeg ? .jpeg : .png).base64EncodedString() }
                 catch { throw RPCError.internal("print image encoding failed: \(error.description)") }
             }
             fingers.append(CapturedFinger(position: print.position.name, quality: print.quality, box: print.box.wire,
                                           image: image, template: template.map { Data($0.encoded()).base64EncodedString() },
                                           minutiae: template?.minutiae.count))
         }
-        return FingerCaptureResult(fingers: fingers, liveness: spec.checksLiveness ? evidence.liveness.rawValue : "no_decision",
-                                   imageFormat: format == "none" ? nil : format, durationMs: elapsedMilliseconds(since: started))
+        return FingerCaptureResult(fingers: fingers, liveness: spec.checksLiveness ? evidence.liveness : .noDecision,
+                                   imageFormat: format == .none ? nil : format, durationMs: elapsedMilliseconds(since: started))
     }
 
     // MARK: finger.enroll
@@ -55,7 +53,8 @@ extension FingerMethods {
     func enroll(_ p: FingerEnrollParams, _ context: CallContext) async throws -> FingerEnrollResult {
         let started = monotonicNanoseconds()
         let finger = self.finger
-        let session = FingerEnrolment(FingerCaptureSpec(p.capture), rounds: p.captures ?? 3, matcher: finger.matcher, startedAt: started)
+        let session = FingerEnrolment(FingerCaptureSpec(p.capture), rounds: FingerEnrollParams.captures(p.captures),
+                                      matcher: finger.matcher, startedAt: started)
         let outcome = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger.enroll") { prints in
             var templates: [FingerPosition: FingerTemplate] = [:]
             for print in prints {
@@ -80,7 +79,7 @@ extension FingerMethods {
         async throws -> FingerAuthentication.Outcome
     {
         let finger = self.finger
-        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: p.threshold ?? 48, startedAt: monotonicNanoseconds())
+        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: FingerAuthParams.threshold(p.threshold), startedAt: monotonicNanoseconds())
         return try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture") { prints in
             var matches: [FingerPosition: [FingerMatch]] = [:]
             for print in prints {

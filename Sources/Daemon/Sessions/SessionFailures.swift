@@ -28,7 +28,7 @@ extension RPCError {
         case .lowQuality(let threshold, let feedback, let enrolling):
             self = .app(.badQuality, enrolling ? "no frame reached quality \(threshold)" : "only frames below quality \(threshold) were seen",
                         hint: feedback.map(Self.describe).joined(separator: "; "),
-                        details: ["feedback": .array(feedback.map { .string($0) })])
+                        details: ["feedback": .array(feedback.map { .string($0.rawValue) })])
         case .timeout(let timeoutMs, let sawFace):
             self = .app(.timeout, sawFace ? "no decision within \(timeoutMs) ms" : "no face seen within \(timeoutMs) ms",
                         hint: sawFace ? "keep still, then blink" : "look at the camera", details: ["face_seen": .bool(sawFace)])
@@ -48,7 +48,7 @@ extension RPCError {
                         hint: "hold your hand in front of the camera, fingers together and pointing up")
         case .lowQuality(let best, let threshold, let feedback):
             self = .app(.badCapture, "no usable fingers found (best quality \(best), needed \(threshold))",
-                        hint: ProgressGuidance.finger(feedback), details: ["feedback": .string(feedback.rawValue)])
+                        hint: Self.fingerHint(feedback), details: ["feedback": .string(feedback.rawValue)])
         }
     }
 
@@ -64,7 +64,17 @@ extension RPCError {
     }
 
     /// A SPEC §5 feedback code as words.
-    static func describe(_ feedback: String) -> String {
-        feedback.replacingOccurrences(of: "_", with: " ")
+    static func describe(_ feedback: Feedback) -> String {
+        feedback.rawValue.replacingOccurrences(of: "_", with: " ")
+    }
+
+    /// What to do about the hand's distance, as the hint of a failed finger capture.
+    static func fingerHint(_ feedback: Feedback) -> String {
+        switch feedback {
+        case .tooClose: "move your hand back from the camera"
+        case .tooFar: "move your hand closer to the camera"
+        case .optimal: "hold still, with your fingers in focus and well lit"
+        default: "hold your fingers in front of the camera"
+        }
     }
 }

@@ -16,7 +16,7 @@ extension CameraSessions {
     ) async throws -> S.Outcome {
         try await run(camera, limitMs: session.timeLimitMs, what: what) { capture, _ in
             var session = session
-            var events = ProgressEvents(context: context, type: "face.frame")
+            var events = ProgressEvents(context: context)
             let tracker = FaceTracker()
             tracker.measureBorders = session.measuresBorders
             while true {
@@ -30,12 +30,12 @@ extension CameraSessions {
                 }
                 switch step {
                 case .progress(let progress):
-                    events.send(progress.eventFields, at: frame.timestampNs, key: progress.throttleKey)
+                    events.send(progress.event, at: frame.timestampNs, key: progress.throttleKey)
                     if let failure = session.expired(now: max(frame.timestampNs, monotonicNanoseconds())) {
                         throw RPCError(failure)
                     }
                 case .decided(let outcome, let progress):
-                    events.send(progress.eventFields, at: frame.timestampNs, key: progress.throttleKey)
+                    events.send(progress.event, at: frame.timestampNs, key: progress.throttleKey)
                     return outcome
                 case .failed(let failure):
                     throw RPCError(failure)
@@ -58,13 +58,13 @@ extension CameraSessions {
             options.distance = finger.optics(for: lease.device)
             var analyser = UncheckedSendable(FingerCapture(options: options))
             var round = session.round
-            var events = ProgressEvents(context: context, type: "finger.frame")
+            var events = ProgressEvents(context: context)
             while true {
                 let frame = try await capture.frames.next()
                 let current = analyser
                 let analysis = try await finger.run { current.value.analyse(frame) }
                 let (captured, needed) = session.progress
-                events.send(analysis.eventFields(captured: captured, needed: needed), at: frame.timestampNs,
+                events.send(analysis.event(captured: captured, needed: needed), at: frame.timestampNs,
                             key: "\(analysis.feedback)\(analysis.fingers.count)\(captured)")
                 let sighting = FingerSighting(analysis: analysis, prints: current.value.bestPrints(),
                                               liveness: current.value.livenessVerdict())

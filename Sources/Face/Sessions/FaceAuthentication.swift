@@ -1,3 +1,5 @@
+import BiometricProtocol
+
 /// Settings of a verify or identify session (the caller applies SPEC defaults).
 public struct FaceAuthenticationSettings: Sendable {
     /// Keep-still + blink (and the presentation-attack cues); false: image mode.
@@ -33,7 +35,8 @@ public struct FaceAuthenticationSettings: Sendable {
 public struct FaceAuthenticationOutcome: Sendable, Equatable {
     public var bestScore = 0.0
     public var matched = false
-    public var liveness = FaceLivenessResult.notChecked
+    /// live or not_checked: a spoof ends the session with `FaceFailure.spoof`.
+    public var liveness = FaceLiveness.notChecked
     public var livenessScore = 0
     public var goodFrames = 0
 }
@@ -52,7 +55,7 @@ struct FaceAuthentication: Sendable {
     /// This frame, between `observe` and `conclude`.
     private var frame: (observation: FaceObservation, ns: UInt64, live: Bool)?
     /// The last frame's feedback (reported if the session ends without a good frame).
-    private var lastFeedback: [String] = []
+    private var lastFeedback: [Feedback] = []
 
     init(_ settings: FaceAuthenticationSettings, startedAt: UInt64) {
         self.settings = settings
@@ -113,7 +116,7 @@ struct FaceAuthentication: Sendable {
     }
 
     /// The end of a frame: decided, failed (no blink in time), or the progress to show.
-    mutating func conclude(extraction: String?) -> FaceStep<FaceAuthenticationOutcome> {
+    mutating func conclude(extraction: Extraction?) -> FaceStep<FaceAuthenticationOutcome> {
         guard let (observation, now, live) = frame else { return .failed(.timeout(timeoutMs: settings.timeoutMs, sawFace: sawFace)) }
         frame = nil
         let action = settings.liveness ? liveness.action : nil

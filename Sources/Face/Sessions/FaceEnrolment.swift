@@ -1,3 +1,5 @@
+import BiometricProtocol
+
 /// face.enroll: a countdown with guidance, then `framesPerPose` good frames at each pose target
 /// (simple: front; full: front, left, right, up, down), fused into one template per pose.
 public struct FaceEnrolment: FaceSession {
@@ -24,7 +26,7 @@ public struct FaceEnrolment: FaceSession {
     private var targetIndex = 0
     private var got = 0
     private var lowQuality = 0
-    private var lastFeedback: [String] = []
+    private var lastFeedback: [Feedback] = []
     /// The frame waiting for its template.
     private var pending: FaceObservation?
 
@@ -53,14 +55,14 @@ public struct FaceEnrolment: FaceSession {
                                           throttleKey: "countdown\(left)"))
         }
         lastFeedback = observation.feedback
-        var extraction: String?
+        var extraction: Extraction?
         if let pose = observation.pose, observation.isUsable, poseTarget.accepts(pose) {
             if observation.qualityScore >= qualityThreshold {
                 pending = observation
                 return .needTemplate
             }
             lowQuality += 1
-            extraction = "failed"
+            extraction = .failed
         }
         return step(observation, extraction: extraction)
     }
@@ -70,12 +72,12 @@ public struct FaceEnrolment: FaceSession {
         pending = nil
         captured.append((poseTarget, template))
         got += 1
-        return step(observation, extraction: "success")
+        return step(observation, extraction: .success)
     }
 
-    private mutating func step(_ observation: FaceObservation, extraction: String?) -> FaceStep<Outcome> {
+    private mutating func step(_ observation: FaceObservation, extraction: Extraction?) -> FaceStep<Outcome> {
         let progress = FaceProgress(observation: observation, extraction: extraction, captured: captured.count, needed: needed,
-                                    throttleKey: "\(poseTarget)\(got)\(extraction ?? "")")
+                                    throttleKey: "\(poseTarget)\(got)\(extraction?.rawValue ?? "")")
         if got >= framesPerPose {
             targetIndex += 1
             got = 0

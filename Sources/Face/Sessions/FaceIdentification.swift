@@ -45,7 +45,7 @@ public struct FaceIdentification: FaceSession {
         for c in ranked { bestPerUser[c.user] = max(bestPerUser[c.user] ?? 0, c.score) }
         let top = ranked.first?.score ?? 0
         core.record(score: top, matched: top >= core.settings.matchingThreshold)
-        return finish(core.conclude(extraction: "success"))
+        return finish(core.conclude(extraction: .success))
     }
 
     public func expired(now: UInt64) -> FaceFailure? { core.expired(now: now) }

@@ -1,3 +1,5 @@
+import BiometricProtocol
+
 /// Keep-still, then the blink, and with a challenge the head moves asked for: the active part of
 /// face liveness, frame by frame. Verify and identify run it inside their sessions; the face
 /// bench runs it on real clips.
@@ -61,14 +63,14 @@ public struct FaceLivenessCheck: Sendable {
     }
 
     /// What the person is asked to do now (SPEC §5 liveness_action, plus the challenge moves).
-    public var action: String? {
+    public var action: LivenessAction? {
         guard let challenge, blink.phase != .keepStill else { return blink.action }
-        if let move = challenge.action { return move.rawValue }
-        return challenge.state == .passed && blink.phase != .done ? "blink" : nil
+        if let move = challenge.action { return LivenessAction(move) }
+        return challenge.state == .passed && blink.phase != .done ? .blink : nil
     }
 
     /// A key that changes with every phase and step (progress events go out at each change).
-    public var phaseKey: String { "\(blink.phase)\(action ?? "")" }
+    public var phaseKey: String { "\(blink.phase)\(action?.rawValue ?? "")" }
     public var phase: BlinkLiveness.Phase { blink.phase }
     public var measuredFPS: Double? { blink.measuredFPS }
     public var blinkScore: Int { blink.score }

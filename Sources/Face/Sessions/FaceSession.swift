@@ -1,3 +1,5 @@
+import BiometricProtocol
+
 /// A face session (enrol, verify, identify) as a state machine: the runner analyses each frame
 /// and hands the observation over; the session answers what comes next. It reads no clock and
 /// touches no camera, so every branch is testable with synthetic observations
@@ -39,17 +41,27 @@ public enum FaceStep<Outcome: Sendable>: Sendable {
 /// What one frame showed the person (SPEC §5 face.frame) and when it is worth sending again.
 public struct FaceProgress: Sendable {
     public var observation: FaceObservation
-    public var livenessAction: String?
+    public var livenessAction: LivenessAction?
     public var livenessScore = 0
     public var countdown: Int?
-    /// "extracting", "success" or "failed" when this frame went to the matcher.
-    public var extraction: String?
+    /// Set when this frame went to the matcher.
+    public var extraction: Extraction?
     public var captured = 0
     public var needed = 0
     /// Events are rate-limited, but a change of this key (a new phase or step) always goes out.
     public var throttleKey: String
-    /// Feedback codes added by the session to the frame's own.
-    public var extraFeedback: [String] = []
+
+    /// The SPEC §5 face.frame event.
+    public var event: FaceFrameEvent {
+        var e = observation.event
+        e.livenessAction = livenessAction
+        e.livenessScore = livenessScore
+        e.countdownS = countdown
+        e.extraction = extraction
+        e.framesCaptured = captured
+        e.framesNeeded = needed
+        return e
+    }
 }
 
 /// Why a face session failed, with what the person (or the caller) needs to know about it.
@@ -60,11 +72,11 @@ public enum FaceFailure: Error, Sendable, Equatable {
     /// The face held still but did not blink within the blink timeout.
     case noBlink(timeoutMs: Int, livenessScore: Int, cameraFPS: Double?)
     /// Faces were seen, but none good enough: the feedback of the last frame.
-    case lowQuality(threshold: Int, feedback: [String], enrolling: Bool)
+    case lowQuality(threshold: Int, feedback: [Feedback], enrolling: Bool)
     /// No decision within the session's time.
     case timeout(timeoutMs: Int, sawFace: Bool)
     /// Enrolment ran out of time at `pose`, with `got` of `needed` frames.
-    case enrolmentIncomplete(timeoutMs: Int, pose: FaceQuality.PoseTarget, got: Int, needed: Int, feedback: [String])
+    case enrolmentIncomplete(timeoutMs: Int, pose: FaceQuality.PoseTarget, got: Int, needed: Int, feedback: [Feedback])
 }
 
 /// The presentation-attack cue that ended a session.
@@ -75,10 +87,4 @@ public enum SpoofCue: Sendable, Equatable {
     case recapture(highFrequencyShare: Double)
     /// The face sits inside straight borders: a screen or a print.
     case border(framedFraction: Double)
-}
-
-/// Whether liveness was checked, as a session that ended with a result reports it.
-public enum FaceLivenessResult: String, Sendable {
-    case live
-    case notChecked = "not_checked"
 }

@@ -1,4 +1,6 @@
 import BiometricCore
+import BiometricProtocol
+
 /// face.verify: one user's templates against the frames of one tracked, live face.
 public struct FaceVerification: FaceSession {
     public typealias Judgement = FaceTemplate
@@ -31,7 +33,7 @@ public struct FaceVerification: FaceSession {
     public mutating func judged(_ probe: FaceTemplate) -> FaceStep<Outcome> {
         let score = Self.score(probe, against: references, calibration: calibration)
         core.record(score: score, matched: score >= core.settings.matchingThreshold)
-        return core.conclude(extraction: "success")
+        return core.conclude(extraction: .success)
     }
 
     public func expired(now: UInt64) -> FaceFailure? { core.expired(now: now) }

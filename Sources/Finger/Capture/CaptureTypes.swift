@@ -1,10 +1,4 @@
-/// What the user presents to the camera.
-public enum CaptureMode: String, Sendable, CaseIterable {
-    /// Index to little finger of one hand, at once (a "four-finger slap").
-    case fingers
-    /// The thumb alone.
-    case thumb
-}
+import BiometricProtocol
 
 /// A fingertip (distal phalanx) box in frame pixels. `x`, `y`, `width`, `height` are the box before
 /// rotation (top-left corner and size, `height` along the finger); it is rotated by `angle` degrees
@@ -33,48 +27,6 @@ public struct FingerBox: Sendable, Equatable {
     public var centreY: Double { y + height / 2 }
 }
 
-/// A fingertip's print quality as events report it.
-public enum QualityLevel: String, Sendable, CaseIterable {
-    /// Not measurable (the box could not be cut out, or too little finger in it).
-    case unavailable
-    case low, medium, high
-
-    /// The level of a 0–100 quality: high ≥ 60, medium ≥ 35 (calibrated on rendered scenes:
-    /// sharp prints at optimal distance score 80–95, optically blurred ones < 25).
-    public init(quality: Int?) {
-        guard let quality else {
-            self = .unavailable
-            return
-        }
-        self = quality >= 60 ? .high : quality >= 35 ? .medium : .low
-    }
-}
-
-/// What the user should do about the distance.
-public enum DistanceFeedback: String, Sendable, CaseIterable {
-    case noFingers = "no_fingers"
-    case tooClose = "too_close"
-    case tooFar = "too_far"
-    case optimal
-}
-
-/// Limits on the 0–1 distance scale (see `DistanceScale`): `min` the closest distance at which the
-/// fingers can still be measured, `optimalMin`…`optimalMax` the capture range, `max` the farthest
-/// at which fingers are still tracked.
-public struct DistanceRange: Sendable, Equatable {
-    public var min: Double
-    public var optimalMin: Double
-    public var optimalMax: Double
-    public var max: Double
-
-    public init(min: Double, optimalMin: Double, optimalMax: Double, max: Double) {
-        self.min = min
-        self.optimalMin = optimalMin
-        self.optimalMax = optimalMax
-        self.max = max
-    }
-}
-
 /// One fingertip in one frame.
 public struct FingerObservation: Sendable {
     public var position: FingerPosition
@@ -98,28 +50,15 @@ public struct FingerFrameAnalysis: Sendable {
     /// 0–1, nil when no fingers were found.
     public var distance: Double?
     public var distanceRange: DistanceRange
-    public var feedback: DistanceFeedback
+    /// One of no_fingers, too_close, too_far, optimal.
+    public var feedback: Feedback
 
-    public init(fingers: [FingerObservation], distance: Double?, distanceRange: DistanceRange, feedback: DistanceFeedback) {
+    public init(fingers: [FingerObservation], distance: Double?, distanceRange: DistanceRange, feedback: Feedback) {
         self.fingers = fingers
         self.distance = distance
         self.distanceRange = distanceRange
         self.feedback = feedback
     }
-}
-
-/// How hard to look for a fake finger (SPEC finger.capture `liveness`). Each level adds checks to
-/// the one below; see Docs/finger-camera.md for what each catches and what it cannot.
-public enum LivenessLevel: String, Sendable, CaseIterable {
-    case none
-    case veryLow = "very_low"
-    case low
-    case medium
-}
-
-public enum LivenessVerdict: String, Sendable {
-    case live, fake
-    case noDecision = "no_decision"
 }
 
 /// The best print of one finger within a capture.
@@ -162,5 +101,31 @@ public struct FingerCaptureOptions: Sendable {
         case .thumb: [.thumb]
         case .fingers: [Digit.index, .middle, .ring, .little].filter { !amputated.contains($0) }
         }
+    }
+}
+
+extension FingerFrameAnalysis {
+    /// The SPEC §5 finger.frame event, with the session's counts.
+    public func event(captured: Int, needed: Int) -> FingerFrameEvent {
+        FingerFrameEvent(
+            fingers: fingers.map { f in
+                FingerFrameEvent.Finger(position: f.position.name, box: f.box.pixelRect, angle: f.box.wire.angle,
+                                        quality: f.level)
+            },
+            distance: distance.map { ($0 * 1000).rounded() / 1000 }, distanceRange: distanceRange, feedback: feedback,
+            framesCaptured: captured, framesNeeded: needed)
+    }
+}
+
+extension FingerBox {
+    /// The box before rotation, in whole pixels.
+    public var pixelRect: PixelRect {
+        PixelRect(x: Int(x.rounded()), y: Int(y.rounded()), width: Int(width.rounded()), height: Int(height.rounded()))
+    }
+
+    /// The box as results report it (finger.capture), its angle to a tenth of a degree.
+    public var wire: FingerBoxWire {
+        let r = pixelRect
+        return FingerBoxWire(x: r.x, y: r.y, width: r.width, height: r.height, angle: (angle * 10).rounded() / 10)
     }
 }

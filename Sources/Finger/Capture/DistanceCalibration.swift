@@ -1,3 +1,4 @@
+import BiometricProtocol
 import CFingerVision
 import Foundation
 
@@ -95,7 +96,7 @@ public struct DistanceScale: Sendable, Equatable {
                       max: rounded(distance(fingerWidth: farthestWidth)))
     }
 
-    public func feedback(fingerWidth: Double?) -> DistanceFeedback {
+    public func feedback(fingerWidth: Double?) -> Feedback {
         guard let fingerWidth else { return .noFingers }
         if fingerWidth > optimalMaxWidth { return .tooClose }
         if fingerWidth < optimalMinWidth { return .tooFar }

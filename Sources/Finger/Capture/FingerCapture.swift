@@ -1,4 +1,5 @@
 import BiometricCore
+import BiometricProtocol
 import CFingerVision
 import Foundation
 

@@ -1,3 +1,5 @@
+import BiometricProtocol
+
 /// Accumulates liveness cues over the frames of one capture and decides at the end.
 ///
 /// Cues (all measured, none learned):

@@ -1,3 +1,5 @@
+import BiometricProtocol
+
 /// finger.capture: the best print of each expected finger; with liveness asked for, it waits
 /// (until the deadline) for a verdict.
 public struct FingerCaptureSession: FingerSession {

@@ -54,7 +54,7 @@ public enum FingerFailure: Error, Sendable, Equatable {
     /// No fingers were seen at all within the time.
     case noFingers(timeoutMs: Int)
     /// Fingers were seen, but no print reached the quality threshold.
-    case lowQuality(bestQuality: Int, threshold: Int, feedback: DistanceFeedback)
+    case lowQuality(bestQuality: Int, threshold: Int, feedback: Feedback)
 }
 
 /// A capture request, resolved: what to look for, which fingers to expect, and when to give up.
@@ -82,7 +82,7 @@ struct FingerCaptureTracker: Sendable {
     private(set) var deadlineNs: UInt64
     private var sawFingers = false
     private var lastQualities: [Int] = []
-    private var lastFeedback = DistanceFeedback.noFingers
+    private var lastFeedback = Feedback.noFingers
 
     init(_ spec: FingerCaptureSpec, startedAt: UInt64) {
         self.spec = spec
