@@ -172,6 +172,7 @@ let package = Package(
         // MARK: Tests, beside each module
         .testTarget(name: "CoreTests", dependencies: ["BiometricCore"], path: "Tests/CoreTests"),
         .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
+        .testTarget(name: "ClientTests", dependencies: ["BiometricClient", "BiometricProtocol"], path: "Tests/ClientTests"),
         .testTarget(name: "CameraTests", dependencies: ["BiometricCamera", "BiometricCore"], path: "Tests/CameraTests"),
         .testTarget(
             name: "StoreTests", dependencies: ["BiometricStore", .product(name: "SystemPackage", package: "swift-system")],
