@@ -11,10 +11,10 @@ struct Finger: ParsableCommand {
     /// How the hand is shown; the same options for every capturing command.
     struct HandOptions: ParsableArguments {
         @Option(help: "Camera id, path or spec.") var camera: String?
-        @Option(help: "left or right.") var hand: Hand?
+        @Option(help: "Which hand.") var hand: Hand?
         @Flag(help: "Capture the thumb instead of the four fingers.") var thumb = false
-        @Option(help: "Fingers that are missing (repeat): index, middle, ring, little.") var amputated: [Digit] = []
-        @Option(help: "Finger liveness level: none, very_low, low, medium.") var liveness: LivenessLevel?
+        @Option(help: "A finger that is missing (repeat for each).") var amputated: [Digit] = []
+        @Option(help: "How hard to look for a fake finger.") var liveness: LivenessLevel?
         @Option(help: "Minimum print quality (0-100).") var quality: Int?
         @Option(help: "Give up after this many seconds (1-120).") var timeout: Int?
 
@@ -29,7 +29,7 @@ struct Finger: ParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup var hand: HandOptions
         @Option(name: .shortAndLong, help: "Folder to write the prints to (<position>.<format>).") var output: String?
-        @Option(help: "Image format of the prints: png or jpeg (WSQ is not available).") var format: ImageFormat = .png
+        @Option(help: "Image format of the prints (WSQ is not available).") var format: ImageFormat = .png
 
         func run() throws {
             let wantsImages = output != nil
@@ -136,7 +136,18 @@ struct Finger: ParsableCommand {
 
 // The protocol's vocabularies as command-line values: a typo is refused before any call, with
 // the accepted names listed.
-extension Hand: ExpressibleByArgument {}
-extension Digit: ExpressibleByArgument {}
+extension Hand: ExpressibleByArgument {
+    public static var allValueStrings: [String] { wireNames }
+}
+extension Digit: ExpressibleByArgument {
+    /// Only fingers can be amputated: the thumb is its own mode (--thumb).
+    public static var allValueStrings: [String] { FingerCaptureSettings.amputatable.map(\.rawValue) }
+    public init?(argument: String) {
+        guard let digit = Digit(rawValue: argument), FingerCaptureSettings.amputatable.contains(digit) else { return nil }
+        self = digit
+    }
+}
 extension LivenessLevel: ExpressibleByArgument {}
-extension ImageFormat: ExpressibleByArgument {}
+extension ImageFormat: ExpressibleByArgument {
+    public static var allValueStrings: [String] { ["png", "jpeg"] }
+}

@@ -116,6 +116,24 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(completion.stdout.contains("snapshot"))
     }
 
+    /// The protocol's names are the command line's values: a typo is a usage error (exit 2) that
+    /// lists the accepted names, before any call; a right name goes on to the daemon (here: none, 3).
+    func testAuthctlRefusesNamesThatAreNotInTheProtocol() throws {
+        guard FileManager.default.isExecutableFile(atPath: authctl) else { throw XCTSkip("build first") }
+        let socket = ["--socket", "/tmp/no-such-daemon.sock"]
+        let hand = try runProgram(authctl, ["finger", "enroll", "ana", "--hand", "middle"] + socket)
+        XCTAssertEqual(hand.status, 2)
+        XCTAssertTrue(hand.stderr.contains("'left'") && hand.stderr.contains("'right'"), hand.stderr)
+        let thumb = try runProgram(authctl, ["finger", "enroll", "ana", "--amputated", "thumb"] + socket)
+        XCTAssertEqual(thumb.status, 2, "the thumb is --thumb, not an amputated finger")
+        let accepted = thumb.stderr.components(separatedBy: "provide one of").last ?? ""
+        XCTAssertTrue(accepted.contains("'index'") && !accepted.contains("'thumb'"), thumb.stderr)
+        XCTAssertEqual(try runProgram(authctl, ["finger", "capture", "--liveness", "high"] + socket).status, 2)
+        XCTAssertEqual(try runProgram(authctl, ["finger", "capture", "--format", "gif", "-o", "/tmp/x"] + socket).status, 2)
+        let good = try runProgram(authctl, ["finger", "enroll", "ana", "--hand", "left", "--amputated", "ring", "--liveness", "very_low"] + socket)
+        XCTAssertEqual(good.status, 3, good.stderr)
+    }
+
     func testAuthctlAgainstADaemon() throws {
         let daemon = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=20&loop=true"])
         let status = try runProgram(authctl, ["status", "--socket", daemon.socket])
