@@ -25,9 +25,9 @@ public struct FaceEnrollParams: RPCParams, Encodable {
     public var countdownS: Int?
     public static let countdownS = Setting("countdown_s", 0...30, default: 5)
     public var qualityThreshold: Int?
-    public static let qualityThreshold = FaceCaptureSettings.qualityThreshold
+    public static let qualityThreshold = FaceCaptureOptions.qualityThreshold
     public var timeoutMs: Int?
-    public static let timeoutMs = FaceCaptureSettings.timeoutMs
+    public static let timeoutMs = FaceCaptureOptions.timeoutMs
 
     enum CodingKeys: String, CodingKey {
         case user, camera, mode, frames
@@ -69,30 +69,37 @@ public struct FaceEnrollResult: Codable, Sendable {
     }
 }
 
-public struct FaceVerifyParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "camera", "mode", "matching_threshold", "quality_threshold",
-                                             "liveness_threshold", "blink_timeout_ms", "timeout_ms", "liveness_mode",
-                                             "challenge_steps", "challenge_step_timeout_ms"]
-    public var user: String
-    public var camera: String?
+/// The capture and liveness params that face.verify and face.identify share. They travel flat
+/// beside the method's own fields (as SPEC §4 lists them); each range and default is declared once
+/// here, beside its field.
+public struct FaceCaptureOptions: Codable, Sendable, Equatable {
+    static let fields: Set<String> = ["mode", "matching_threshold", "quality_threshold", "liveness_threshold",
+                                      "blink_timeout_ms", "timeout_ms", "liveness_mode", "challenge_steps",
+                                      "challenge_step_timeout_ms"]
     /// image | liveness [liveness]
     public var mode: FaceCaptureMode?
-    /// Ranges and defaults: `FaceCaptureSettings`.
     public var matchingThreshold: Double?
+    public static let matchingThreshold = Setting<Double>("matching_threshold", 0...72, default: 48)
     public var qualityThreshold: Int?
+    public static let qualityThreshold = Setting("quality_threshold", 0...100, default: 48)
     public var livenessThreshold: Int?
+    public static let livenessThreshold = Setting("liveness_threshold", 0...100, default: 50)
     public var blinkTimeoutMs: Int?
+    public static let blinkTimeoutMs = Setting("blink_timeout_ms", 0...30000, default: 5000)
     public var timeoutMs: Int?
+    public static let timeoutMs = Setting("timeout_ms", 1000...300_000, default: 30000)
     /// blink [default]: keep still, then blink. challenge: keep still, then a random sequence of
     /// head moves (turn_left, turn_right, look_up, nod), and a blink at some point.
     public var livenessMode: LivenessMode?
     /// Moves in challenge mode.
     public var challengeSteps: Int?
+    public static let challengeSteps = Setting("challenge_steps", 1...4, default: 2)
     /// For each move.
     public var challengeStepTimeoutMs: Int?
+    public static let challengeStepTimeoutMs = Setting("challenge_step_timeout_ms", 1000...30000, default: 5000)
 
     enum CodingKeys: String, CodingKey {
-        case user, camera, mode
+        case mode
         case matchingThreshold = "matching_threshold"
         case qualityThreshold = "quality_threshold"
         case livenessThreshold = "liveness_threshold"
@@ -103,63 +110,73 @@ public struct FaceVerifyParams: RPCParams, Encodable {
         case challengeStepTimeoutMs = "challenge_step_timeout_ms"
     }
 
-    public init(user: String, camera: String? = nil, mode: FaceCaptureMode? = nil, matchingThreshold: Double? = nil,
-                qualityThreshold: Int? = nil, livenessThreshold: Int? = nil, blinkTimeoutMs: Int? = nil, timeoutMs: Int? = nil,
-                livenessMode: LivenessMode? = nil, challengeSteps: Int? = nil, challengeStepTimeoutMs: Int? = nil) {
-        self.livenessMode = livenessMode
-        self.challengeSteps = challengeSteps
-        self.challengeStepTimeoutMs = challengeStepTimeoutMs
-        self.user = user
-        self.camera = camera
+    public init(mode: FaceCaptureMode? = nil, matchingThreshold: Double? = nil, qualityThreshold: Int? = nil,
+                livenessThreshold: Int? = nil, blinkTimeoutMs: Int? = nil, timeoutMs: Int? = nil, livenessMode: LivenessMode? = nil,
+                challengeSteps: Int? = nil, challengeStepTimeoutMs: Int? = nil) {
         self.mode = mode
         self.matchingThreshold = matchingThreshold
         self.qualityThreshold = qualityThreshold
         self.livenessThreshold = livenessThreshold
         self.blinkTimeoutMs = blinkTimeoutMs
         self.timeoutMs = timeoutMs
+        self.livenessMode = livenessMode
+        self.challengeSteps = challengeSteps
+        self.challengeStepTimeoutMs = challengeStepTimeoutMs
+    }
+
+    public func validate() throws(RPCError) {
+        try Self.matchingThreshold.check(matchingThreshold)
+        try Self.qualityThreshold.check(qualityThreshold)
+        try Self.livenessThreshold.check(livenessThreshold)
+        try Self.blinkTimeoutMs.check(blinkTimeoutMs)
+        try Self.timeoutMs.check(timeoutMs)
+        try Self.challengeSteps.check(challengeSteps)
+        try Self.challengeStepTimeoutMs.check(challengeStepTimeoutMs)
+    }
+}
+
+public struct FaceVerifyParams: RPCParams, Encodable {
+    public static let fields = FaceCaptureOptions.fields.union(["user", "camera"])
+    public var user: String
+    public var camera: String?
+    public var capture: FaceCaptureOptions
+
+    enum CodingKeys: String, CodingKey {
+        case user, camera
+    }
+
+    public init(user: String, camera: String? = nil, capture: FaceCaptureOptions) {
+        self.user = user
+        self.camera = camera
+        self.capture = capture
+    }
+
+    public init(user: String, camera: String? = nil, mode: FaceCaptureMode? = nil, matchingThreshold: Double? = nil,
+                qualityThreshold: Int? = nil, livenessThreshold: Int? = nil, blinkTimeoutMs: Int? = nil, timeoutMs: Int? = nil,
+                livenessMode: LivenessMode? = nil, challengeSteps: Int? = nil, challengeStepTimeoutMs: Int? = nil) {
+        self.init(user: user, camera: camera, capture: FaceCaptureOptions(
+            mode: mode, matchingThreshold: matchingThreshold, qualityThreshold: qualityThreshold, livenessThreshold: livenessThreshold,
+            blinkTimeoutMs: blinkTimeoutMs, timeoutMs: timeoutMs, livenessMode: livenessMode, challengeSteps: challengeSteps,
+            challengeStepTimeoutMs: challengeStepTimeoutMs))
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        user = try c.decode(String.self, forKey: .user)
+        camera = try c.decodeIfPresent(String.self, forKey: .camera)
+        capture = try FaceCaptureOptions(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(user, forKey: .user)
+        try c.encodeIfPresent(camera, forKey: .camera)
+        try capture.encode(to: encoder)
     }
 
     public func validate() throws(RPCError) {
         try UserName.validate(user)
-        try FaceCaptureSettings.check(self)
-    }
-}
-
-/// The capture and liveness params that face.verify and face.identify share.
-public protocol FaceCaptureParams {
-    var camera: String? { get }
-    var mode: FaceCaptureMode? { get }
-    var matchingThreshold: Double? { get }
-    var qualityThreshold: Int? { get }
-    var livenessThreshold: Int? { get }
-    var blinkTimeoutMs: Int? { get }
-    var timeoutMs: Int? { get }
-    var livenessMode: LivenessMode? { get }
-    var challengeSteps: Int? { get }
-    var challengeStepTimeoutMs: Int? { get }
-}
-
-extension FaceVerifyParams: FaceCaptureParams {}
-extension FaceIdentifyParams: FaceCaptureParams {}
-
-/// Ranges and defaults of the face capture params (SPEC §4), for verify, identify and enrol.
-public enum FaceCaptureSettings {
-    public static let matchingThreshold = Setting<Double>("matching_threshold", 0...72, default: 48)
-    public static let qualityThreshold = Setting("quality_threshold", 0...100, default: 48)
-    public static let livenessThreshold = Setting("liveness_threshold", 0...100, default: 50)
-    public static let blinkTimeoutMs = Setting("blink_timeout_ms", 0...30000, default: 5000)
-    public static let timeoutMs = Setting("timeout_ms", 1000...300_000, default: 30000)
-    public static let challengeSteps = Setting("challenge_steps", 1...4, default: 2)
-    public static let challengeStepTimeoutMs = Setting("challenge_step_timeout_ms", 1000...30000, default: 5000)
-
-    static func check(_ p: some FaceCaptureParams) throws(RPCError) {
-        try matchingThreshold.check(p.matchingThreshold)
-        try qualityThreshold.check(p.qualityThreshold)
-        try livenessThreshold.check(p.livenessThreshold)
-        try blinkTimeoutMs.check(p.blinkTimeoutMs)
-        try timeoutMs.check(p.timeoutMs)
-        try challengeSteps.check(p.challengeSteps)
-        try challengeStepTimeoutMs.check(p.challengeStepTimeoutMs)
+        try capture.validate()
     }
 }
 
@@ -192,49 +209,46 @@ public struct FaceVerifyResult: Codable, Sendable {
 }
 
 public struct FaceIdentifyParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["camera", "mode", "matching_threshold", "quality_threshold",
-                                             "liveness_threshold", "blink_timeout_ms", "timeout_ms", "margin", "liveness_mode",
-                                             "challenge_steps", "challenge_step_timeout_ms"]
+    public static let fields = FaceCaptureOptions.fields.union(["camera", "margin"])
     public var camera: String?
-    /// Ranges and defaults: `FaceCaptureSettings`.
-    public var mode: FaceCaptureMode?
-    public var matchingThreshold: Double?
-    public var qualityThreshold: Int?
-    public var livenessThreshold: Int?
-    public var blinkTimeoutMs: Int?
-    public var timeoutMs: Int?
-    public var livenessMode: LivenessMode?
-    public var challengeSteps: Int?
-    public var challengeStepTimeoutMs: Int?
+    public var capture: FaceCaptureOptions
     /// Step-up when the best two users are within this many score points.
     public var margin: Double?
     public static let margin = Setting<Double>("margin", 0...50, default: 5)
 
     enum CodingKeys: String, CodingKey {
-        case camera, mode, margin
-        case matchingThreshold = "matching_threshold"
-        case qualityThreshold = "quality_threshold"
-        case livenessThreshold = "liveness_threshold"
-        case blinkTimeoutMs = "blink_timeout_ms"
-        case timeoutMs = "timeout_ms"
-        case livenessMode = "liveness_mode"
-        case challengeSteps = "challenge_steps"
-        case challengeStepTimeoutMs = "challenge_step_timeout_ms"
+        case camera, margin
+    }
+
+    public init(camera: String? = nil, capture: FaceCaptureOptions = .init(), margin: Double? = nil) {
+        self.camera = camera
+        self.capture = capture
+        self.margin = margin
     }
 
     public init(camera: String? = nil, mode: FaceCaptureMode? = nil, matchingThreshold: Double? = nil, qualityThreshold: Int? = nil,
                 margin: Double? = nil, timeoutMs: Int? = nil, livenessMode: LivenessMode? = nil) {
-        self.livenessMode = livenessMode
-        self.camera = camera
-        self.mode = mode
-        self.matchingThreshold = matchingThreshold
-        self.qualityThreshold = qualityThreshold
-        self.margin = margin
-        self.timeoutMs = timeoutMs
+        self.init(camera: camera, capture: FaceCaptureOptions(mode: mode, matchingThreshold: matchingThreshold,
+                                                              qualityThreshold: qualityThreshold, timeoutMs: timeoutMs,
+                                                              livenessMode: livenessMode), margin: margin)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        camera = try c.decodeIfPresent(String.self, forKey: .camera)
+        margin = try c.decodeIfPresent(Double.self, forKey: .margin)
+        capture = try FaceCaptureOptions(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(camera, forKey: .camera)
+        try c.encodeIfPresent(margin, forKey: .margin)
+        try capture.encode(to: encoder)
     }
 
     public func validate() throws(RPCError) {
-        try FaceCaptureSettings.check(self)
+        try capture.validate()
         try Self.margin.check(margin)
     }
 }
@@ -442,7 +456,7 @@ public struct FaceMatchParams: RPCParams, Encodable {
     /// base64 of a face template or of an image.
     public var reference: String
     public var matchingThreshold: Double?
-    public static let matchingThreshold = FaceCaptureSettings.matchingThreshold
+    public static let matchingThreshold = FaceCaptureOptions.matchingThreshold
     enum CodingKeys: String, CodingKey {
         case probe, reference
         case matchingThreshold = "matching_threshold"

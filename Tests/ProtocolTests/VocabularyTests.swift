@@ -54,13 +54,20 @@ final class VocabularyTests: XCTestCase {
         XCTAssertEqual(capture.capture.liveness, .veryLow)
         XCTAssertEqual(capture.imageFormat, .jpeg)
         let verify = try FaceVerifyParams.decode(from: ["user": "ana", "mode": "image", "liveness_mode": "challenge"])
-        XCTAssertEqual(verify.mode, .image)
-        XCTAssertEqual(verify.livenessMode, .challenge)
+        XCTAssertEqual(verify.capture.mode, .image)
+        XCTAssertEqual(verify.capture.livenessMode, .challenge)
         // And back: the client sends the wire names.
         let sent = try JSONValue(encoding: capture)
         XCTAssertEqual(sent["hand"], "left")
         XCTAssertEqual(sent["liveness"], "very_low")
         XCTAssertEqual(sent["amputated"], ["ring"])
+        // The shared face capture options travel flat beside the method's own fields.
+        XCTAssertEqual(try JSONValue(encoding: FaceVerifyParams(user: "ana", mode: .image, timeoutMs: 5000)),
+                       ["user": "ana", "mode": "image", "timeout_ms": 5000])
+        let identify = try FaceIdentifyParams.decode(from: ["camera": "c0", "margin": 3, "blink_timeout_ms": 900])
+        XCTAssertEqual(identify.capture, FaceCaptureOptions(blinkTimeoutMs: 900))
+        XCTAssertEqual(identify.margin, 3)
+        XCTAssertEqual(refusal(FaceIdentifyParams.self, ["user": "ana"])?.field, "user", "identify takes no user")
     }
 
     func testWSQIsNamedButNotAvailable() {
@@ -71,11 +78,11 @@ final class VocabularyTests: XCTestCase {
 
     /// The defaults are those of SPEC §4, and a value given is used as given.
     func testDefaultsAreTheSpecs() {
-        XCTAssertEqual(FaceCaptureSettings.matchingThreshold(nil), 48)
-        XCTAssertEqual(FaceCaptureSettings.qualityThreshold(nil), 48)
-        XCTAssertEqual(FaceCaptureSettings.livenessThreshold(nil), 50)
-        XCTAssertEqual(FaceCaptureSettings.blinkTimeoutMs(nil), 5000)
-        XCTAssertEqual(FaceCaptureSettings.timeoutMs(nil), 30000)
+        XCTAssertEqual(FaceCaptureOptions.matchingThreshold(nil), 48)
+        XCTAssertEqual(FaceCaptureOptions.qualityThreshold(nil), 48)
+        XCTAssertEqual(FaceCaptureOptions.livenessThreshold(nil), 50)
+        XCTAssertEqual(FaceCaptureOptions.blinkTimeoutMs(nil), 5000)
+        XCTAssertEqual(FaceCaptureOptions.timeoutMs(nil), 30000)
         XCTAssertEqual(FaceEnrollParams.frames(nil), 4)
         XCTAssertEqual(FaceEnrollParams.countdownS(nil), 5)
         XCTAssertEqual(FaceIdentifyParams.margin(nil), 5)
@@ -89,7 +96,7 @@ final class VocabularyTests: XCTestCase {
         XCTAssertEqual(CaptureMode.default, .fingers)
         XCTAssertEqual(LivenessLevel.default, .low)
         XCTAssertEqual(ImageFormat.default, ImageFormat.none)
-        XCTAssertEqual(FaceCaptureSettings.matchingThreshold(60), 60)
+        XCTAssertEqual(FaceCaptureOptions.matchingThreshold(60), 60)
         XCTAssertEqual(FingerEnrollParams.captures(1), 1)
     }
 

@@ -10,15 +10,15 @@ import Foundation
 extension FaceMethods {
     /// The liveness part of verify and identify params, resolved: the moves come from the
     /// system CSPRNG, or from the test hook of a non-production daemon.
-    func challengeMoves(_ p: some FaceCaptureParams) -> [ChallengeLiveness.Action]? {
+    func challengeMoves(_ p: FaceCaptureOptions) -> [ChallengeLiveness.Action]? {
         guard (p.livenessMode ?? .default) == .challenge else { return nil }
         if let fixedChallenge { return fixedChallenge }
-        return ChallengeLiveness.random(steps: FaceCaptureSettings.challengeSteps(p.challengeSteps))
+        return ChallengeLiveness.random(steps: FaceCaptureOptions.challengeSteps(p.challengeSteps))
     }
 
     /// Verify and identify params with their SPEC defaults.
-    private func authenticationSettings(_ p: some FaceCaptureParams) -> FaceAuthenticationSettings {
-        typealias S = FaceCaptureSettings
+    private func authenticationSettings(_ p: FaceCaptureOptions) -> FaceAuthenticationSettings {
+        typealias S = FaceCaptureOptions
         return FaceAuthenticationSettings(
             liveness: (p.mode ?? .default) == .liveness, matchingThreshold: S.matchingThreshold(p.matchingThreshold),
             qualityThreshold: S.qualityThreshold(p.qualityThreshold), livenessThreshold: S.livenessThreshold(p.livenessThreshold),
@@ -34,7 +34,7 @@ extension FaceMethods {
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
         }
         try auth.checkBiometric(p.user)
-        let settings = authenticationSettings(p)
+        let settings = authenticationSettings(p.capture)
         let started = monotonicNanoseconds()
         let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started)
         let outcome: FaceAuthenticationOutcome
@@ -59,7 +59,7 @@ extension FaceMethods {
         guard gallery.count > 0 else {
             throw RPCError.app(.noFaceRegistered, "no face is enrolled on this machine", hint: "enrol users first")
         }
-        let settings = authenticationSettings(p)
+        let settings = authenticationSettings(p.capture)
         let started = monotonicNanoseconds()
         let session = FaceIdentification(settings, margin: FaceIdentifyParams.margin(p.margin), startedAt: started)
         let calibration = face.calibration
