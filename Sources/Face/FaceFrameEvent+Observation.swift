@@ -5,12 +5,17 @@ extension FaceObservation {
     public var event: FaceFrameEvent {
         func tenth(_ v: Double) -> Double { (v * 10).rounded() / 10 }
         return FaceFrameEvent(
-            box: box.map { PixelRect(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height)) },
+            box: box?.pixelRect,
             yaw: pose.map { tenth($0.yaw) }, pitch: pose.map { tenth($0.pitch) }, roll: pose.map { tenth($0.roll) },
             quality: qualityScore, brightness: measures.map { $0.brightness.rounded() },
             sharpness: measures.map { $0.sharpness.rounded() }, feedback: feedback,
             faces: faceCount > 1 ? faceCount : nil)
     }
+}
+
+extension FaceBox {
+    /// The box in whole pixels, as the protocol reports it (truncated, as before).
+    public var pixelRect: PixelRect { PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height)) }
 }
 
 extension LivenessAction {

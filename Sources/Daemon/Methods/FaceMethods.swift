@@ -162,7 +162,7 @@ struct FaceMethods: MethodGroup {
         let template = try await pipeline.template(of: frame, observation, views: views)
         return FaceExtractResult(
             template: template.data.base64EncodedString(),
-            box: PixelRect(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height)),
+            box: box.pixelRect,
             landmarks: landmarks.flat.map { (Double($0) * 10).rounded() / 10 },
             yaw: (pose.yaw * 10).rounded() / 10, pitch: (pose.pitch * 10).rounded() / 10, roll: (pose.roll * 10).rounded() / 10,
             quality: observation.qualityScore, feedback: observation.feedback)
