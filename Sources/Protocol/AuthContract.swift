@@ -35,7 +35,11 @@ public enum FactorName {
 enum PINField {
     static func check(_ pin: String?, field: String) throws(RPCError) {
         guard let pin else { return }
-        guard pin.utf8.count <= 256 else { throw .invalidParams(field: field, "'\(field)' is too long") }
+        // Longer than any PIN rule allows (at most 64 digits): the PIN's own error, not a params
+        // error, so a client handles every bad PIN alike. The daemon checks the rest (pin_format).
+        guard pin.utf8.count <= 256 else {
+            throw .app(.pinFormat, "the PIN must have at most 64 digits", details: ["field": .string(field), "max_length": 64])
+        }
     }
 }
 

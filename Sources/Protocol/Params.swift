@@ -26,7 +26,7 @@ extension RPCParams {
         do {
             decoded = try JSONValue.object(object).decode(Self.self)
         } catch let error as DecodingError {
-            throw Self.describe(error)
+            throw Self.describe(error, in: object)
         } catch let error as WireEnumError {
             let f = path(error.codingPath)
             throw .invalidParams(field: f, "parameter '\(f)' must be one of \(error.allowed.joined(separator: ", ")), got '\(error.got)'")
@@ -41,6 +41,35 @@ extension RPCParams {
     private static func path(_ keys: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
         (keys + (last.map { [$0] } ?? [])).map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
             .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+    }
+
+    /// Foundation reports a number that does not fit its field's type (1.5 or 2^63 for an
+    /// integer) as corrupt data with no coding path. The field is then found by leaving one
+    /// parameter out at a time: the one whose absence changes the error is the bad one.
+    private static func culprit(of error: DecodingError, in object: [String: JSONValue]) -> String? {
+        guard case .dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty else { return nil }
+        for key in object.keys.sorted() {
+            var rest = object
+            rest[key] = nil
+            do {
+                _ = try JSONValue.object(rest).decode(Self.self)
+                return key
+            } catch DecodingError.dataCorrupted(let c) where c.codingPath.isEmpty {
+                continue
+            } catch {
+                return key
+            }
+        }
+        return nil
+    }
+
+    private static func describe(_ error: DecodingError, in object: [String: JSONValue]) -> RPCError {
+        if let key = culprit(of: error, in: object) {
+            let value = object[key].flatMap { try? JSONCoding.encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return .invalidParams(field: key, "parameter '\(key)' has a value its type cannot hold (\(value.prefix(40))): "
+                                  + "a whole number in range, or a number of the right kind, is expected")
+        }
+        return describe(error)
     }
 
     private static func describe(_ error: DecodingError) -> RPCError {

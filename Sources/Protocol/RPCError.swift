@@ -8,6 +8,12 @@ public enum ErrorReason: String, Sendable, CaseIterable, Codable {
     case canceled
     case timeout
     case notInitialized = "not_initialized"
+    /// Beyond SPEC §6: a per-uid share is used up (connections, calls, queued work, buffered
+    /// input); `data.limit` names it. Transient: retry when something of yours has finished.
+    case limitReached = "limit_reached"
+    /// Beyond SPEC §6: a storage quota (templates per modality, keys) is full; `data.quota`
+    /// names it. Lasting: remove something first, or ask an administrator.
+    case quotaExceeded = "quota_exceeded"
     case noCamera = "no_camera"
     case cameraError = "camera_error"
     case noFaceRegistered = "no_face_registered"
@@ -31,6 +37,8 @@ public enum ErrorReason: String, Sendable, CaseIterable, Codable {
         case .canceled: 1006
         case .timeout: 1007
         case .notInitialized: 1008
+        case .limitReached: 1009
+        case .quotaExceeded: 1010
         case .noCamera: 2001
         case .cameraError: 2002
         case .noFaceRegistered: 3001

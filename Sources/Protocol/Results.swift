@@ -49,9 +49,11 @@ public struct DaemonStatus: Codable, Sendable {
     public var privileged: Bool
     /// The 1:N face gallery: loaded in the background after start.
     public var faceGallery: GalleryStatus?
+    /// The template store: open, or refused because of its key (then nothing else is served).
+    public var store: StoreStatus?
 
     enum CodingKeys: String, CodingKey {
-        case version, pid, cameras, models, users, clients, privileged
+        case version, pid, cameras, models, users, clients, privileged, store
         case uptimeS = "uptime_s"
         case activeSessions = "active_sessions"
         case socketActivated = "socket_activated"
@@ -59,8 +61,10 @@ public struct DaemonStatus: Codable, Sendable {
     }
 
     public init(version: String, uptimeS: Double, pid: Int32, cameras: [String], models: ModelStatus, users: Int,
-                activeSessions: Int, clients: Int, socketActivated: Bool, privileged: Bool, faceGallery: GalleryStatus? = nil) {
+                activeSessions: Int, clients: Int, socketActivated: Bool, privileged: Bool, faceGallery: GalleryStatus? = nil,
+                store: StoreStatus? = nil) {
         self.faceGallery = faceGallery
+        self.store = store
         self.version = version
         self.uptimeS = uptimeS
         self.pid = pid
@@ -71,6 +75,23 @@ public struct DaemonStatus: Codable, Sendable {
         self.clients = clients
         self.socketActivated = socketActivated
         self.privileged = privileged
+    }
+}
+
+/// daemon.status `store`: whether the sealed store is open, and with which key.
+public struct StoreStatus: Codable, Sendable, Equatable {
+    /// `open`, `key_missing` (the key is gone but sealed rows remain) or `key_mismatch` (the key
+    /// opens nothing in the database). Only `open` serves anything but daemon.status.
+    public var state: String
+    /// Where the key came from: `credential` (systemd) or `file`; nil when refused.
+    public var key: String?
+    /// What to do, when refused.
+    public var message: String?
+
+    public init(state: String, key: String? = nil, message: String? = nil) {
+        self.state = state
+        self.key = key
+        self.message = message
     }
 }
 
@@ -225,6 +246,12 @@ extension DaemonStatus: JSONValueConvertible {
             "socket_activated": .bool(socketActivated), "privileged": .bool(privileged),
         ]
         if let faceGallery { o["face_gallery"] = faceGallery.jsonValue }
+        if let store {
+            var s: [String: JSONValue] = ["state": .string(store.state)]
+            if let key = store.key { s["key"] = .string(key) }
+            if let message = store.message { s["message"] = .string(message) }
+            o["store"] = .object(s)
+        }
         return .object(o)
     }
 }

@@ -100,6 +100,8 @@ final class RPCCodecTests: XCTestCase {
             .noFaceRegistered: 3001, .badQuality: 3002, .blinkTimeout: 3003, .spoofDetected: 3004,
             .badCapture: 4001, .noFingerRegistered: 4002, .lockedOut: 5001, .pinLocked: 5002, .pinFormat: 5003,
             .pinNotSet: 5004,
+            // Beyond SPEC §6 (Docs/architecture.md "Limits"): per-uid shares and storage quotas.
+            .limitReached: 1009, .quotaExceeded: 1010,
         ]
         XCTAssertEqual(expected.count, ErrorReason.allCases.count)
         for (reason, code) in expected {

@@ -118,4 +118,20 @@ final class VocabularyTests: XCTestCase {
         XCTAssertEqual(refusal(SnapshotParams.self, ["warmup_frames": 61])?.field, "warmup_frames")
         XCTAssertNil(refusal(FaceVerifyParams.self, ["user": "ana", "matching_threshold": 72, "timeout_ms": 1000]))
     }
+
+    /// A number its field's type cannot hold (1.5, 2^63, 1e308 for an integer) is refused with
+    /// that field named, like every other bad parameter.
+    func testNumbersOutOfTheirTypeNameTheirField() throws {
+        for value: JSONValue in [1.5, .double(9.3e18), 1e308, -1e308] {
+            let error = try XCTUnwrap(refusal(FaceVerifyParams.self, ["user": "ana", "timeout_ms": value]))
+            XCTAssertEqual(error.code, -32602)
+            XCTAssertEqual(error.field, "timeout_ms", "\(value): \(error.message)")
+        }
+        let finger = try XCTUnwrap(refusal(FingerEnrollParams.self, ["user": "ana", "captures": 2.5]))
+        XCTAssertEqual(finger.field, "captures")
+        // A PIN far too long is the PIN's own error (pin_format), not a params error.
+        let pin = try XCTUnwrap(refusal(PINVerifyParams.self, ["user": "ana", "pin": .string(String(repeating: "1", count: 300))]))
+        XCTAssertEqual(pin.code, 5003)
+        XCTAssertEqual(pin.field, "pin")
+    }
 }
