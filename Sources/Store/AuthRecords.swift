@@ -178,13 +178,19 @@ extension TemplateStore {
     /// Stores a new key for (user, app_id, aaid), replacing an earlier registration of the same
     /// triple (as a FIDO authenticator re-registers). Creates the user when new.
     public func addKey(user name: String, appID: String, aaid: String, handle: String, publicKeyPEM: String,
-                       privateKey: Data) throws(StoreError) -> KeyRecord
+                       privateKey: Data, quota: Quota? = nil) throws(StoreError) -> KeyRecord
     {
         let created = Self.timestamp()
         return try connection.withLock { db throws(StoreError) in
             try db.transaction { () throws(StoreError) -> KeyRecord in
                 let uuid = try ensureUser(db, name: name, created: created)
                 try db.query("DELETE FROM keys WHERE user_uuid = ? AND app_id = ? AND aaid = ?", [.text(uuid), .text(appID), .text(aaid)])
+                if let quota {
+                    var have = 0
+                    try db.query("SELECT count(*) FROM keys WHERE user_uuid = ?", [.text(uuid)]) { row in have = Int(row.int(0)) }
+                    // Thrown inside the transaction: the replaced registration is kept.
+                    guard have < quota.max else { throw .quotaExceeded(quota.name, max: quota.max, have: have) }
+                }
                 let sealed = try seal(privateKey, associatedData: Self.keyAssociatedData(user: uuid, handle: handle))
                 try db.query("""
                     INSERT INTO keys(handle, user_uuid, app_id, aaid, public_pem, sealed, counter, created) VALUES (?,?,?,?,?,?,0,?)

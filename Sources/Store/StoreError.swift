@@ -12,6 +12,14 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A sealed template does not open with this key and its ids (tampered or wrong key).
     case corrupt(String)
     case badKey(String)
+    /// Storing more would pass a user's quota: what (`face_templates`, `finger_templates`,
+    /// `keys`), the quota, and how many the user has now. Nothing was stored.
+    case quotaExceeded(String, max: Int, have: Int)
+    /// The key file is missing but the database holds sealed rows: a new key would open none of
+    /// them, so none is made (path of the missing key, sealed rows).
+    case keyMissing(String, sealedRows: Int)
+    /// The key opens nothing in this database (a different key file or credential).
+    case keyMismatch(sealedRows: Int)
 
     public var description: String {
         switch self {
@@ -21,6 +29,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .conflict(let m): "store conflict: \(m)"
         case .corrupt(let m): "template \(m) fails authentication (tampered, or the key changed)"
         case .badKey(let m): "template key: \(m)"
+        case .keyMissing(let path, let rows):
+            "the template key \(path) is missing, but the database holds \(rows) sealed row(s); no new key is made. Restore the key file (or its systemd credential) that sealed them, or move the database away to start empty"
+        case .keyMismatch(let rows):
+            "the template key does not open this database (\(rows) sealed row(s)); nothing was changed. Restore the key (or systemd credential) that sealed them, or move the database away to start empty"
+        case .quotaExceeded(let what, let max, let have): "quota of \(max) \(what.replacingOccurrences(of: "_", with: " ")) reached (\(have) stored)"
         }
     }
 }

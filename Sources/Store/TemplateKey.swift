@@ -8,20 +8,38 @@ import Glibc
 
 /// The AES-256 key that seals every template. It comes from systemd's credential
 /// (`$CREDENTIALS_DIRECTORY/biometricd.key`) when present, else from `<state>/key`, which is
-/// created on first start with mode 0600. Raw 32 bytes or 64 hex characters are accepted.
+/// created with mode 0600 only while the database holds nothing sealed: a missing key next to
+/// sealed rows is refused (`keyMissing`), never silently replaced. Raw 32 bytes or 64 hex
+/// characters are accepted.
 public enum TemplateKey {
     public static let credentialName = "biometricd.key"
     public static let fileName = "key"
 
+    /// Where the key in force came from (daemon.status `store.key`).
+    public enum Source: String, Sendable, Codable {
+        /// A systemd credential (LoadCredential= / LoadCredentialEncrypted=).
+        case credential
+        /// `<state>/key`, a 0600 file.
+        case file
+    }
+
     public static func load(stateDirectory: String, credentialsDirectory: String?) throws(StoreError) -> SymmetricKey {
+        try loadWithSource(stateDirectory: stateDirectory, credentialsDirectory: credentialsDirectory).key
+    }
+
+    public static func loadWithSource(stateDirectory: String, credentialsDirectory: String?) throws(StoreError)
+        -> (key: SymmetricKey, source: Source)
+    {
         if let dir = credentialsDirectory, !dir.isEmpty {
             let path = dir + "/" + credentialName
-            if FileManager.default.fileExists(atPath: path) { return try read(path) }
+            if FileManager.default.fileExists(atPath: path) { return (try read(path), .credential) }
         }
         try TemplateStore.prepareDirectory(stateDirectory)
         let path = stateDirectory + "/" + fileName
-        if FileManager.default.fileExists(atPath: path) { return try read(path) }
-        return try create(path)
+        if FileManager.default.fileExists(atPath: path) { return (try read(path), .file) }
+        let sealed = try TemplateStore.holdsSealedData(directory: stateDirectory)
+        guard sealed == 0 else { throw .keyMissing(path, sealedRows: sealed) }
+        return (try create(path), .file)
     }
 
     static func read(_ path: String) throws(StoreError) -> SymmetricKey {

@@ -22,6 +22,32 @@ public struct StoredUser: Sendable, Equatable {
     public var policy: [String]
 }
 
+/// A template to store: its clear-text facts and the payload to seal.
+public struct NewTemplate: Sendable {
+    public var position: String?
+    public var quality: Double
+    public var meta: String
+    public var payload: Data
+
+    public init(position: String? = nil, quality: Double, meta: String = "{}", payload: Data) {
+        self.position = position
+        self.quality = quality
+        self.meta = meta
+        self.payload = payload
+    }
+}
+
+/// A storage quota checked inside the transaction that would pass it: its wire name
+/// (`data.quota` of error 1010) and the most a user may hold.
+public struct Quota: Sendable, Equatable {
+    public var name: String
+    public var max: Int
+    public init(name: String, max: Int) {
+        self.name = name
+        self.max = max
+    }
+}
+
 /// A template's clear-text facts (the biometric payload itself stays sealed until asked for).
 public struct TemplateInfo: Sendable, Equatable {
     public var id: String
@@ -41,7 +67,7 @@ public struct TemplateInfo: Sendable, Equatable {
 /// Every change is one transaction: a crash at any point leaves the last committed state.
 public final class TemplateStore: Sendable {
     public static let fileName = "biometricd.sqlite"
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     let connection: Mutex<SQLiteConnection>
     /// −1 when unknown (see `userCount`).
@@ -66,9 +92,90 @@ public final class TemplateStore: Sendable {
         try db.execute("PRAGMA journal_mode=WAL")
         try db.execute("PRAGMA synchronous=FULL")
         try db.execute("PRAGMA foreign_keys=ON")
+        // The key is proven before anything is written (a migration included).
+        // (As bytes: the key parameter is not Sendable and would tie `db` to the caller's region.)
+        let keyBytes = key.withUnsafeBytes { Data($0) }
+        try Self.verifyKey(keyBytes, db)
         try Self.migrate(db)
+        try Self.recordKeyCheck(keyBytes, db)
         self.key = key
         connection = Mutex(db)
+    }
+
+    // MARK: The key check
+
+    static let keyCheckName = "key_check"
+    static let keyCheckData = Data("biometricd/key-check/v1".utf8)
+
+    /// Rows sealed with the store key (templates and keys; PINs are Argon2id hashes, not sealed).
+    /// Proves that `key` is the key this database was sealed with, before anything is served or
+    /// written: by the sealed check value kept in `store_meta`, or, in a database from before it
+    /// was kept, by one sealed row. Refusing here is what keeps a wrong key from "opening" a store
+    /// in which every template then fails to open.
+    static func verifyKey(_ keyBytes: Data, _ db: SQLiteConnection) throws(StoreError) {
+        let key = SymmetricKey(data: keyBytes)
+        var tables: Set<String> = []
+        try db.query("SELECT name FROM sqlite_master WHERE type = 'table'") { row in if let n = row.text(0) { tables.insert(n) } }
+        if tables.contains("store_meta") {
+            var check: Data?
+            try db.query("SELECT value FROM store_meta WHERE name = ?", [.text(keyCheckName)]) { row in check = row.blob(0) }
+            if let check {
+                if !opens(check, keyCheckData, key) { throw .keyMismatch(sealedRows: try sealedRows(db, tables)) }
+                return
+            }
+        }
+        var sample: (sealed: Data, associated: Data)?
+        if tables.contains("templates") {
+            try db.query("SELECT sealed, user_uuid, id FROM templates LIMIT 1") { row in
+                sample = (row.blob(0), associatedData(user: row.text(1) ?? "", template: row.text(2) ?? ""))
+            }
+        }
+        if sample == nil, tables.contains("keys") {
+            try db.query("SELECT sealed, user_uuid, handle FROM keys LIMIT 1") { row in
+                sample = (row.blob(0), keyAssociatedData(user: row.text(1) ?? "", handle: row.text(2) ?? ""))
+            }
+        }
+        if let sample, !opens(sample.sealed, sample.associated, key) { throw .keyMismatch(sealedRows: try sealedRows(db, tables)) }
+    }
+
+    private static func opens(_ sealed: Data, _ associated: Data, _ key: SymmetricKey) -> Bool {
+        (try? AES.GCM.open(try AES.GCM.SealedBox(combined: sealed), using: key, authenticating: associated)) != nil
+    }
+
+    private static func sealedRows(_ db: SQLiteConnection, _ tables: Set<String>) throws(StoreError) -> Int {
+        var rows = 0
+        if tables.contains("templates") { try db.query("SELECT count(*) FROM templates") { rows += Int($0.int(0)) } }
+        if tables.contains("keys") { try db.query("SELECT count(*) FROM keys") { rows += Int($0.int(0)) } }
+        return rows
+    }
+
+    /// Writes the sealed check value once (a new database, or one from before it was kept).
+    static func recordKeyCheck(_ keyBytes: Data, _ db: SQLiteConnection) throws(StoreError) {
+        let key = SymmetricKey(data: keyBytes)
+        var present = false
+        try db.query("SELECT 1 FROM store_meta WHERE name = ?", [.text(keyCheckName)]) { _ in present = true }
+        guard !present else { return }
+        guard let sealed = try? AES.GCM.seal(keyCheckData, using: key, authenticating: keyCheckData).combined else {
+            throw .io("sealing the key check failed")
+        }
+        try db.query("INSERT INTO store_meta(name, value) VALUES (?, ?)", [.text(keyCheckName), .blob(sealed)])
+    }
+
+    /// Whether the database in `directory` (if any) holds sealed data: then a missing key must not
+    /// be replaced by a new one. Opened read-only; a missing file holds nothing.
+    public static func holdsSealedData(directory: String) throws(StoreError) -> Int {
+        let path = directory + "/" + fileName
+        guard FileManager.default.fileExists(atPath: path) else { return 0 }
+        let db = try SQLiteConnection(path: path)
+        var tables: Set<String> = []
+        try db.query("SELECT name FROM sqlite_master WHERE type = 'table'") { row in if let n = row.text(0) { tables.insert(n) } }
+        var n = 0
+        if tables.contains("store_meta") {
+            try db.query("SELECT count(*) FROM store_meta WHERE name = ?", [.text(keyCheckName)]) { row in n += Int(row.int(0)) }
+        }
+        if tables.contains("templates") { try db.query("SELECT count(*) FROM templates") { row in n += Int(row.int(0)) } }
+        if tables.contains("keys") { try db.query("SELECT count(*) FROM keys") { row in n += Int(row.int(0)) } }
+        return n
     }
 
     static func prepareDirectory(_ directory: String) throws(StoreError) {
@@ -107,6 +214,12 @@ public final class TemplateStore: Sendable {
         CREATE INDEX templates_by_user ON templates(user_uuid, modality);
         """,
         authSchema,
+        """
+        CREATE TABLE store_meta(
+            name TEXT PRIMARY KEY,
+            value BLOB NOT NULL
+        );
+        """,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {
@@ -191,20 +304,41 @@ public final class TemplateStore: Sendable {
     /// Seals and stores a template for `user` (created if new), in one transaction.
     @discardableResult
     public func addTemplate(user name: String, modality: Modality, position: String? = nil, quality: Double,
-                            meta: String = "{}", payload: Data) throws(StoreError) -> TemplateInfo
+                            meta: String = "{}", payload: Data, quota: Quota? = nil) throws(StoreError) -> TemplateInfo
+    {
+        try addTemplates(user: name, modality: modality,
+                         [NewTemplate(position: position, quality: quality, meta: meta, payload: payload)], quota: quota)[0]
+    }
+
+    /// Seals and stores one user's new templates in one transaction: all of them, or (quota
+    /// passed, I/O error) none. `quota` counts the user's templates of `modality` inside the
+    /// transaction, so concurrent calls cannot together pass it.
+    public func addTemplates(user name: String, modality: Modality, _ items: [NewTemplate], quota: Quota? = nil) throws(StoreError)
+        -> [TemplateInfo]
     {
         let created = Self.timestamp()
         return try connection.withLock { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> TemplateInfo in
+            try db.transaction { () throws(StoreError) -> [TemplateInfo] in
+                if let quota {
+                    var have = 0
+                    try db.query("""
+                        SELECT count(*) FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE u.name = ? AND t.modality = ?
+                        """, [.text(name), .text(modality.rawValue)]) { row in have = Int(row.int(0)) }
+                    guard have + items.count <= quota.max else { throw .quotaExceeded(quota.name, max: quota.max, have: have) }
+                }
                 let uuid = try ensureUser(db, name: name, created: created)
-                let id = UUID().uuidString.lowercased()
-                let sealed = try seal(payload, user: uuid, template: id)
-                try db.query(
-                    "INSERT INTO templates(id, user_uuid, modality, position, quality, created, meta, sealed) VALUES (?,?,?,?,?,?,?,?)",
-                    [.text(id), .text(uuid), .text(modality.rawValue), position.map { .text($0) } ?? .null,
-                     .double(quality), .text(created), .text(meta), .blob(sealed)])
-                return TemplateInfo(id: id, user: name, modality: modality, position: position, quality: quality,
-                                    created: created, meta: meta)
+                var infos: [TemplateInfo] = []
+                for item in items {
+                    let id = UUID().uuidString.lowercased()
+                    let sealed = try seal(item.payload, user: uuid, template: id)
+                    try db.query(
+                        "INSERT INTO templates(id, user_uuid, modality, position, quality, created, meta, sealed) VALUES (?,?,?,?,?,?,?,?)",
+                        [.text(id), .text(uuid), .text(modality.rawValue), item.position.map { .text($0) } ?? .null,
+                         .double(item.quality), .text(created), .text(item.meta), .blob(sealed)])
+                    infos.append(TemplateInfo(id: id, user: name, modality: modality, position: item.position, quality: item.quality,
+                                              created: created, meta: item.meta))
+                }
+                return infos
             }
         }
     }

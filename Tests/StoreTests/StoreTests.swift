@@ -117,10 +117,55 @@ final class StoreTests: XCTestCase {
         XCTAssertNoThrow(try store.payloads(user: "bob", modality: .face))
     }
 
-    func testWrongKeyDoesNotOpen() throws {
+    private func databaseBytes() -> Data? {
+        let store = try? openStore()
+        store?.flush()
+        return FileManager.default.contents(atPath: dir + "/" + TemplateStore.fileName)
+    }
+
+    /// A different key (another key file, a wrong systemd credential) is refused when the store
+    /// opens, not later template by template; nothing in the database changes.
+    func testWrongKeyIsRefusedAtOpenAndChangesNothing() throws {
         _ = try openStore().addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([1]))
-        let other = try TemplateStore(directory: dir, key: SymmetricKey(size: .bits256))
-        XCTAssertThrowsError(try other.payloads(user: "ann", modality: .face))
+        let before = databaseBytes()
+        XCTAssertThrowsError(try TemplateStore(directory: dir, key: SymmetricKey(size: .bits256))) { error in
+            XCTAssertEqual(error as? StoreError, .keyMismatch(sealedRows: 1))
+            XCTAssertTrue("\(error)".contains("does not open"), "\(error)")
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: dir + "/" + TemplateStore.fileName), before)
+        XCTAssertEqual(try openStore().payloads(user: "ann", modality: .face).count, 1, "the right key still opens it")
+    }
+
+    /// Also a database from before the key check was kept: checked on a sealed row.
+    func testWrongKeyIsRefusedOnADatabaseWithoutTheCheckValue() throws {
+        _ = try openStore().addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([1]))
+        let db = try SQLiteConnection(path: dir + "/" + TemplateStore.fileName)
+        try db.execute("DELETE FROM store_meta")
+        db.close()
+        XCTAssertThrowsError(try TemplateStore(directory: dir, key: SymmetricKey(size: .bits256))) { error in
+            XCTAssertEqual(error as? StoreError, .keyMismatch(sealedRows: 1))
+        }
+        XCTAssertNoThrow(try openStore(), "the right key opens it and writes the check value again")
+    }
+
+    /// A missing key file next to sealed rows is not replaced by a new key.
+    func testMissingKeyWithSealedRowsIsNotReplaced() throws {
+        let store = try openStore()
+        _ = try store.addKey(user: "ann", appID: "https://a", aaid: "4e4e#4005", handle: "h1", publicKeyPEM: "pem",
+                             privateKey: Data(repeating: 7, count: 32))
+        store.flush()
+        try FileManager.default.removeItem(atPath: dir + "/key")
+        XCTAssertThrowsError(try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil)) { error in
+            guard case .keyMissing(let path, let rows)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, dir + "/key")
+            XCTAssertGreaterThan(rows, 0)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/key"), "no new key was written")
+        // An empty state folder gets a fresh key.
+        let fresh = dir + "-fresh"
+        defer { try? FileManager.default.removeItem(atPath: fresh) }
+        XCTAssertNoThrow(try TemplateKey.load(stateDirectory: fresh, credentialsDirectory: nil))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: fresh + "/key"))
     }
 
     func testKeyFromCredentialsDirectory() throws {
