@@ -131,7 +131,8 @@ cvis_status cvis_convert_frame(uint32_t format, const uint8_t *src, size_t lengt
 
 // Image size from the header, before decoding: a small file may claim a huge image (a
 // decompression bomb), and OpenCV's own cap (2^30 pixels) is far above ours. Returns false for
-// formats or headers it does not know; the size is then checked after decoding.
+// formats or headers it does not know: cvis_image_decode then refuses the image, so only the
+// formats whose size it can read first (PNG, JPEG, TIFF, PNM, BMP) are ever decoded from bytes.
 static bool header_size(const uint8_t *d, size_t n, int64_t &w, int64_t &h) {
     auto be16 = [&](size_t i) { return int64_t(d[i]) << 8 | d[i + 1]; };
     auto be32 = [&](size_t i) { return be16(i) << 16 | be16(i + 2); };
@@ -224,9 +225,16 @@ cvis_image *cvis_image_decode(const uint8_t *data, size_t length, int64_t max_pi
         if (!data || length == 0) return fail(CVIS_ERR_DECODE, "image is empty");
         if (length > (size_t(1) << 30)) return fail(CVIS_ERR_ARGUMENT, "image is larger than allowed");
         int64_t w = 0, h = 0;
-        if (max_pixels > 0 && header_size(data, length, w, h) && (w <= 0 || h <= 0 || w * h > max_pixels))
-            return fail(CVIS_ERR_ARGUMENT, "image is " + std::to_string(w) + "x" + std::to_string(h) +
-                                               ", larger than allowed (" + std::to_string(max_pixels) + " pixels)");
+        if (max_pixels > 0) {
+            // WebP, JPEG 2000, OpenEXR, Radiance, Sun raster, PFM... are refused: their size is
+            // not read here before OpenCV allocates the whole image.
+            if (!header_size(data, length, w, h))
+                return fail(CVIS_ERR_FORMAT, "image format not accepted or header unreadable (accepted: PNG, JPEG, TIFF, "
+                                             "PGM/PPM, BMP)");
+            if (w <= 0 || h <= 0 || w * h > max_pixels)
+                return fail(CVIS_ERR_ARGUMENT, "image is " + std::to_string(w) + "x" + std::to_string(h) +
+                                                   ", larger than allowed (" + std::to_string(max_pixels) + " pixels)");
+        }
         cv::Mat raw(1, int(length), CV_8UC1, const_cast<uint8_t *>(data));
         cvis_status st = CVIS_OK;
         result = finish_image(cv::imdecode(raw, cv::IMREAD_ANYDEPTH | cv::IMREAD_ANYCOLOR), max_pixels, &st, "data");

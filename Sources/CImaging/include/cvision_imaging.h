@@ -48,7 +48,8 @@ cvis_status cvis_convert_frame(uint32_t fourcc, const uint8_t *src, size_t lengt
 
 typedef struct cvis_image cvis_image;
 
-/// Decodes PNG/JPEG/PGM/TIFF/BMP bytes. `max_pixels` refuses larger images before decoding.
+/// Decodes PNG/JPEG/PGM/TIFF/BMP bytes. With `max_pixels` > 0 the size is read from the header first:
+/// a larger image, or a format whose header is not read here (WebP, JPEG 2000, EXR...), is refused.
 cvis_image *cvis_image_decode(const uint8_t *data, size_t length, int64_t max_pixels, cvis_status *status);
 /// Reads an image file.
 cvis_image *cvis_image_read(const char *path, int64_t max_pixels, cvis_status *status);
