@@ -127,7 +127,9 @@ public final class BiometricClient {
     public func send(_ data: Data) throws(ClientError) {
         var offset = 0
         while offset < data.count {
-            let n = data.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            // MSG_NOSIGNAL: a daemon that closed the connection (a refusal, a restart) is an error
+            // here, not a SIGPIPE that kills the program using this library.
+            let n = data.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw .protocolViolation("write failed: \(String(cString: strerror(errno)))")

@@ -7,7 +7,8 @@ import Foundation
 import Logging
 
 /// The authentication layer's state keeper: PIN hashing and checks (one at a time, so a PIN's
-/// wrong-attempt count is exact and Argon2's memory stays bounded), and the biometric lockout
+/// wrong-attempt count is exact and Argon2's memory stays bounded; in a fair queue, so one uid's
+/// flood of PIN checks delays another uid's by one check at most), and the biometric lockout
 /// that face and finger sessions consult before and report to after an attempt. Everything it
 /// counts is in the store before the caller replies.
 final class AuthService: Sendable {
@@ -17,10 +18,13 @@ final class AuthService: Sendable {
     let pinMaxRetries: Int
     let hasher: PINHasher
     private let holdRepliesMs: Int
-    private let pinPool = AnalysisPool(label: "biometricd.pin", threads: 1)
+    private let pins: FairQueue
+    /// PIN checks of one user run one at a time (the queue runs two of different callers at once).
+    private let userLocks = UserLocks()
     private let logger: Logger
 
-    init(store: TemplateStore, configuration: DaemonConfiguration, logger: Logger, hasher: PINHasher = PINHasher()) {
+    init(store: TemplateStore, configuration: DaemonConfiguration, pins: FairQueue, logger: Logger, hasher: PINHasher = PINHasher()) {
+        self.pins = pins
         self.store = store
         lockoutRules = configuration.lockout
         pinRules = configuration.pinRules
@@ -107,11 +111,13 @@ final class AuthService: Sendable {
 
     /// Checks `pin` against the user's PIN and counts the attempt. Throws pin_format (nothing
     /// counted), pin_not_set, pin_locked.
-    func verifyPIN(user: String, pin: String) async throws -> PINOutcome {
+    /// `caller` is the uid whose turn in the fair queue this takes.
+    func verifyPIN(user: String, pin: String, caller: UInt32) async throws -> PINOutcome {
         try checkFormat(pin)
-        let store = self.store, max = pinMaxRetries, hasher = self.hasher
-        // One PIN check at a time: the locked test, the hash and the count are one step.
-        let outcome = try await pinPool.run { () throws -> PINOutcome in
+        let store = self.store, max = pinMaxRetries, hasher = self.hasher, locks = userLocks
+        // One check of this user's PIN at a time: the locked test, the hash and the count are one step.
+        let outcome = try await pins.run(owner: caller) { () throws -> PINOutcome in
+          try locks.withLock(user) { () throws -> PINOutcome in
             guard let state = try store.pin(user: user) else {
                 throw RPCError.app(.pinNotSet, "user '\(user)' has no PIN", hint: "set one with authctl pin set",
                                    details: ["user": .string(user)])
@@ -127,15 +133,17 @@ final class AuthService: Sendable {
             }
             let after = try store.recordPINAttempt(user: user, success: ok, rehash: rehash)
             return PINOutcome(ok: ok, retriesLeft: after.retriesLeft(maxRetries: max))
+          }
         }
         logger.notice("pin.verify '\(user)': \(outcome.ok ? "correct" : "wrong")\(outcome.retriesLeft.map { ", \($0) retries left" } ?? "")")
         return outcome
     }
 
-    func setPIN(user: String, pin: String) async throws {
+    func setPIN(user: String, pin: String, caller: UInt32) async throws {
         try checkFormat(pin)
         let store = self.store, hasher = self.hasher
-        try await pinPool.run { try store.setPIN(user: user, hash: try hasher.hash(pin)) }
+        let locks = userLocks
+        try await pins.run(owner: caller) { try locks.withLock(user) { try store.setPIN(user: user, hash: try hasher.hash(pin)) } }
         logger.notice("PIN set for '\(user)'")
     }
 

@@ -5,28 +5,47 @@ import NIOCore
 import Synchronization
 
 /// One client: its peer credentials, its running calls (so they can be canceled one by one or
-/// all at once when it goes away), and its camera watches.
+/// all at once when it goes away, notifications without an id included), and its camera watches.
+/// Each running call is booked against the uid's share of calls.
 final class ClientConnection: Sendable {
     let peer: Peer
     private let channel: any Channel
     private let methods: MethodTable
+    private let shares: UserShares?
     private let onClose: @Sendable () -> Void
 
+    /// A running call: by its id, or (a notification, which has none) by a number of our own, so
+    /// that closing the connection cancels it too (SPEC §3).
+    private enum CallKey: Hashable {
+        case id(RequestID)
+        case notification(Int)
+    }
+
     private struct State {
-        var running: [RequestID: Task<Data?, Never>] = [:]
+        var running: [CallKey: Task<Data?, Never>] = [:]
+        var nextNotification = 0
         var watches: [RequestID: WatchToken] = [:]
         /// Recently finished ids, so a late session.cancel answers {canceled: false}, not not_found.
         var finished: [RequestID] = []
         var closed = false
+
+        mutating func remember(_ id: RequestID) {
+            finished.append(id)
+            if finished.count > 256 { finished.removeFirst(finished.count - 256) }
+        }
     }
     private let state = Mutex(State())
 
-    init(peer: Peer, channel: any Channel, methods: MethodTable, onClose: @escaping @Sendable () -> Void) {
+    init(peer: Peer, channel: any Channel, methods: MethodTable, shares: UserShares? = nil,
+         onClose: @escaping @Sendable () -> Void) {
         self.peer = peer
         self.channel = channel
         self.methods = methods
+        self.shares = shares
         self.onClose = onClose
     }
+
+    var runningCount: Int { state.withLock { $0.running.count } }
 
     // MARK: Input
 
@@ -56,37 +75,50 @@ final class ClientConnection: Sendable {
         }
     }
 
-    /// Starts a call as its own task, registered under its id so that it can be canceled. With
+    /// Starts a call as its own task, registered under its id (or, for a notification, a number
+    /// of its own) so that it can be canceled, and booked against the uid's share of calls. With
     /// `sendingReply` the task sends its own reply (one task, one hop back to the event loop).
     @discardableResult
     private func start(_ request: RPCRequest, sendingReply: Bool) -> Task<Data?, Never>? {
         let context = CallContext(peer: peer, request: request.id, connection: self)
-        guard let id = request.id, id != .null else {
-            return Task {
-                let reply = await self.methods.dispatch(request, context)
-                if sendingReply, let reply { self.send(reply) }
-                return sendingReply ? nil : reply
+        let id = request.id.flatMap { $0 == .null ? nil : $0 }
+        enum Start { case started(Task<Data?, Never>), duplicate, refused(RPCError), closed }
+        let outcome: Start = state.withLock { s in
+            guard !s.closed else { return .closed }
+            let key: CallKey
+            if let id {
+                guard s.running[.id(id)] == nil else { return .duplicate }
+                key = .id(id)
+            } else {
+                s.nextNotification += 1
+                key = .notification(s.nextNotification)
             }
-        }
-        let task: Task<Data?, Never>? = state.withLock { s in
-            guard s.running[id] == nil, !s.closed else { return nil }
+            if let shares, let refusal = shares.admitCall(peer, onConnection: s.running.count).error { return .refused(refusal) }
             // Created and registered under the lock: it cannot finish (and unregister) first.
             let task = Task {
                 let reply = await self.methods.dispatch(request, context)
-                self.finish(id)
+                self.finish(key)
                 if sendingReply, let reply { self.send(reply) }
                 return sendingReply ? nil : reply
             }
-            s.running[id] = task
-            return task
+            s.running[key] = task
+            return .started(task)
         }
-        if let task { return task }
-        let refused = RPCCodec.response(id: id, error: .invalidRequest("id \(id) is already used by a running call"))
+        let refusal: RPCError
+        switch outcome {
+        case .started(let task): return task
+        case .closed: return nil
+        case .refused(let error): refusal = error
+        case .duplicate: refusal = .invalidRequest("id \(id.map { "\($0)" } ?? "") is already used by a running call")
+        }
+        // A notification gets no reply, refused or not.
+        guard let id else { return nil }
+        let reply = RPCCodec.response(id: id, error: refusal)
         if sendingReply {
-            send(refused)
+            send(reply)
             return nil
         }
-        return Task { refused }
+        return Task { reply }
     }
 
     /// An immediate method: same id rules as a task (a running call's id is refused; the id is
@@ -94,21 +126,22 @@ final class ClientConnection: Sendable {
     private func runImmediately(_ request: RPCRequest) -> Data? {
         let context = CallContext(peer: peer, request: request.id, connection: self)
         guard let id = request.id, id != .null else { return methods.dispatchImmediately(request, context) }
-        let free = state.withLock { s in s.running[id] == nil && !s.closed }
+        let free = state.withLock { s in s.running[.id(id)] == nil && !s.closed }
         guard free else {
             return RPCCodec.response(id: id, error: .invalidRequest("id \(id) is already used by a running call"))
         }
         let reply = methods.dispatchImmediately(request, context)
-        finish(id)
+        state.withLock { $0.remember(id) }
         return reply
     }
 
-    private func finish(_ id: RequestID) {
-        state.withLock { s in
-            s.running[id] = nil
-            s.finished.append(id)
-            if s.finished.count > 256 { s.finished.removeFirst(s.finished.count - 256) }
+    private func finish(_ key: CallKey) {
+        let released = state.withLock { s -> Bool in
+            guard s.running.removeValue(forKey: key) != nil else { return false }
+            if case .id(let id) = key { s.remember(id) }
+            return true
         }
+        if released { shares?.releaseCall(peer) }
     }
 
     // MARK: Cancellation
@@ -118,7 +151,7 @@ final class ClientConnection: Sendable {
     func cancel(_ id: RequestID) -> Bool? {
         let (task, watch, known) = state.withLock { s -> (Task<Data?, Never>?, WatchToken?, Bool) in
             let watch = s.watches.removeValue(forKey: id)
-            return (s.running[id], watch, s.finished.contains(id))
+            return (s.running[.id(id)], watch, s.finished.contains(id))
         }
         if let task {
             task.cancel()
@@ -142,13 +175,15 @@ final class ClientConnection: Sendable {
         rejected?.cancel()
     }
 
-    /// The client went away: cancel everything it started.
+    /// The client went away: cancel everything it started, with or without an id. Once only.
     func closed() {
-        let (tasks, watches) = state.withLock { s -> ([Task<Data?, Never>], [WatchToken]) in
+        let (first, tasks, watches) = state.withLock { s -> (Bool, [Task<Data?, Never>], [WatchToken]) in
+            let first = !s.closed
             s.closed = true
             defer { s.watches.removeAll() }
-            return (Array(s.running.values), Array(s.watches.values))
+            return (first, Array(s.running.values), Array(s.watches.values))
         }
+        guard first else { return }
         tasks.forEach { $0.cancel() }
         watches.forEach { $0.cancel() }
         onClose()

@@ -34,6 +34,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Wrong PINs in a row before pin_locked; ≤ 0 = unlimited.
     public var pinMaxRetries = 3
     public var pinRules = PINRules()
+    /// Per-uid shares: connections, calls, buffered input, queued expensive work (Limits/).
+    public var shares = ShareRules()
+    /// Templates and keys one user may store; admins are exempt.
+    public var quotas = StorageQuotas()
+    /// Largest uploaded image decoded (face.extract/match, finger.extract/match), in pixels,
+    /// read from the image's header before anything is decoded.
+    public var maxImagePixels = 4096 * 4096
     /// Test hook: hold every auth reply this long after its outcome is stored (so a test can
     /// kill the daemon in between). Refused by a production instance (see `isProductionInstance`).
     public var testHoldRepliesMs = 0
@@ -47,7 +54,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static let keys = ["socket", "state_dir", "models", "camera", "log_level", "admin_group", "login_group",
                               "analysis_threads", "finger_optics", "lockout_failures", "lockout_seconds", "lockout_pin_failures",
                               "pin_max_retries", "pin_min_length", "pin_max_length", "test_hold_replies_ms",
-                              "test_challenge_sequence", "modalities"]
+                              "test_challenge_sequence", "modalities",
+                              "max_connections_per_user", "max_connections_admin", "max_calls_per_connection",
+                              "max_calls_per_user", "max_buffered_bytes_per_user", "max_queued_per_user",
+                              "max_face_templates_per_user", "max_finger_templates_per_user", "max_keys_per_user",
+                              "max_image_pixels"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -111,6 +122,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "pin_max_retries": pinMaxRetries = try integer(-1...1000, "0 or less = unlimited")
         case "pin_min_length": pinRules = PINRules(minLength: try integer(-1...64, "0 or less = 4"), maxLength: pinRules.maxLength)
         case "pin_max_length": pinRules = PINRules(minLength: pinRules.minLength, maxLength: try integer(0...64, "0 = no limit"))
+        case "max_connections_per_user": shares.connectionsPerUser = try integer(1...4096, "")
+        case "max_connections_admin": shares.connectionsAdmin = try integer(1...65536, "")
+        case "max_calls_per_connection": shares.callsPerConnection = try integer(1...1024, "")
+        case "max_calls_per_user": shares.callsPerUser = try integer(1...65536, "")
+        case "max_buffered_bytes_per_user": shares.bufferedBytesPerUser = try integer((2 << 20)...(1 << 30), "at least 2 MiB: one line may be 1 MiB")
+        case "max_queued_per_user": shares.queuedPerUser = try integer(1...4096, "")
+        case "max_face_templates_per_user": quotas.faceTemplates = try integer(1...100_000, "")
+        case "max_finger_templates_per_user": quotas.fingerTemplates = try integer(1...100_000, "")
+        case "max_keys_per_user": quotas.keys = try integer(1...100_000, "")
+        case "max_image_pixels": maxImagePixels = try integer(65536...(64 << 20), "")
         case "test_hold_replies_ms": testHoldRepliesMs = try integer(0...60000, "test hook; refused by a production instance")
         case "test_challenge_sequence":
             let moves = value.split(separator: ",").map { ChallengeLiveness.Action(rawValue: $0.trimmingCharacters(in: .whitespaces)) }

@@ -17,6 +17,14 @@ public let biometricdVersion = "0.1.0"
 /// Why the daemon could not start. Each names what to fix; `biometricd` prints it and exits.
 public struct StartupError: Error, CustomStringConvertible {
     public let description: String
+    /// Set when the store's key is missing or wrong: `biometricd` then serves only daemon.status
+    /// (which says so) instead of exiting, so clients and `authctl status` see why.
+    public var storeRefusal: StoreStatus?
+
+    public init(description: String, storeRefusal: StoreStatus? = nil) {
+        self.description = description
+        self.storeRefusal = storeRefusal
+    }
 }
 
 /// The daemon: its services (cameras, store, models, access policy) and its lifecycle
@@ -33,6 +41,8 @@ public final class Daemon: Sendable {
     let auth: AuthService
     let sessions: CameraSessions
     let templates: TemplateRepository
+    let limits: DaemonLimits
+    let keySource: TemplateKey.Source
     let startedNs = monotonicNanoseconds()
     private let server = Mutex<RPCServer?>(nil)
     private let socketActivated = Atomic<Bool>(false)
@@ -48,13 +58,23 @@ public final class Daemon: Sendable {
         }
         sessions = CameraSessions(cameras: cameras)
         do {
-            let key = try TemplateKey.load(stateDirectory: configuration.stateDirectory,
-                                           credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
+            let (key, source) = try TemplateKey.loadWithSource(
+                stateDirectory: configuration.stateDirectory,
+                credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
             store = try TemplateStore(directory: configuration.stateDirectory, key: key)
+            keySource = source
+        } catch .keyMissing(let path, let rows) {
+            throw StartupError(description: StoreError.keyMissing(path, sealedRows: rows).description,
+                               storeRefusal: StoreStatus(state: "key_missing", message: StoreError.keyMissing(path, sealedRows: rows).description))
+        } catch .keyMismatch(let rows) {
+            throw StartupError(description: StoreError.keyMismatch(sealedRows: rows).description,
+                               storeRefusal: StoreStatus(state: "key_mismatch", message: StoreError.keyMismatch(sealedRows: rows).description))
         } catch {
             throw StartupError(description: "state folder \(configuration.stateDirectory): \(error)")
         }
-        auth = AuthService(store: store, configuration: configuration, logger: logger)
+        limits = DaemonLimits(configuration: configuration, descriptorLimit: ProcessLimits.raiseDescriptorLimit(logger: logger),
+                              logger: logger)
+        auth = AuthService(store: store, configuration: configuration, pins: limits.pins, logger: logger)
         if !configuration.testHooks.isEmpty && !configuration.isProductionInstance {
             logger.warning("test hooks on (never in production): \(configuration.testHooks.joined(separator: ", "))")
         }
@@ -75,17 +95,17 @@ public final class Daemon: Sendable {
     /// The method table of this build: each group gets only what it uses.
     var methodTable: MethodTable {
         let face = FaceMethods(
-            face: self.face, templates: templates, sessions: sessions, auth: auth, policy: policy, logger: logger,
+            face: self.face, templates: templates, sessions: sessions, auth: auth, policy: policy, limits: limits, logger: logger,
             fixedChallenge: configuration.isProductionInstance ? nil : configuration.testChallengeSequence)
         let finger = FingerMethods(finger: self.finger, templates: templates, sessions: sessions, auth: auth, policy: policy,
-                                   logger: logger)
+                                   limits: limits, logger: logger)
         let groups: [any MethodGroup] = [
             DaemonMethods(status: { [self] in status }),
             CameraMethods(sessions: sessions, face: self.face, policy: policy),
             UserMethods(templates: templates, policy: policy, logger: logger),
             face,
             finger,
-            AuthMethods(auth: auth, store: store, policy: policy, logger: logger, face: face, finger: finger),
+            AuthMethods(auth: auth, store: store, policy: policy, quotas: limits.quotas, logger: logger, face: face, finger: finger),
         ]
         var table = MethodTable()
         for group in groups { group.register(in: &table) }
@@ -98,7 +118,8 @@ public final class Daemon: Sendable {
             version: biometricdVersion, uptimeS: (uptimeSeconds * 1000).rounded() / 1000, pid: getpid(),
             cameras: cameras.devices.map(\.id), models: models.status, users: (try? store.userCount()) ?? 0,
             activeSessions: sessions.activeCount, clients: clientCount, socketActivated: isSocketActivated,
-            privileged: configuration.privileged, faceGallery: templates.faceGalleryStatus)
+            privileged: configuration.privileged, faceGallery: templates.faceGalleryStatus,
+            store: StoreStatus(state: "open", key: keySource.rawValue))
     }
 
     /// Serves until SIGTERM or SIGINT.
@@ -106,7 +127,7 @@ public final class Daemon: Sendable {
         // Caught from before the socket accepts anything: a SIGTERM right after start is a clean stop.
         let queue = DispatchQueue(label: "biometricd.lifecycle")
         let termination = TerminationSignals(queue: queue)
-        let rpc = RPCServer(methods: methodTable, policy: policy, logger: logger)
+        let rpc = RPCServer(methods: methodTable, policy: policy, shares: limits.shares, logger: logger)
         let activated = Systemd.activatedSocket()
         socketActivated.store(activated != nil, ordering: .relaxed)
         do {

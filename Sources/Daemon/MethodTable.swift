@@ -23,6 +23,9 @@ public struct MethodTable: Sendable {
     /// Methods that only read in-memory state: answered on the event loop as the line arrives,
     /// with no task and no thread hop (the per-call floor of daemon.status).
     private(set) var immediate: [String: ImmediateHandler] = [:]
+    /// Answers every method not registered (the store-refused daemon: not_initialized, not
+    /// "method not found", for methods that exist but cannot run now). nil: -32601.
+    var fallback: (@Sendable (String) -> RPCError)?
 
     public init() {}
 
@@ -72,7 +75,7 @@ public struct MethodTable: Sendable {
                 outcome = .failure(.from(error))
             }
         } else {
-            outcome = .failure(.methodNotFound(request.method))
+            outcome = .failure(fallback?(request.method) ?? .methodNotFound(request.method))
         }
         guard let id = request.id else { return nil }
         return Self.reply(id, outcome)

@@ -1,3 +1,4 @@
+import BiometricCore
 import BiometricProtocol
 import Foundation
 import Logging
@@ -17,31 +18,58 @@ struct PeerCredentials: Sendable {
 }
 
 /// The Unix-socket JSON-RPC server: one event loop for all connections (nothing on it blocks),
-/// each call in its own task.
+/// each call in its own task. Every connection, call and unparsed byte is booked against its
+/// uid's share (`UserShares`); a connection over its uid's cap is answered 1009 and closed.
 final class RPCServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let methods: MethodTable
     private let policy: AccessPolicy
+    let shares: UserShares
     private let logger: Logger
     private let connections = Mutex<[ObjectIdentifier: ClientConnection]>([:])
     private let serverChannel = Mutex<(any Channel)?>(nil)
 
-    init(methods: MethodTable, policy: AccessPolicy, logger: Logger) {
+    init(methods: MethodTable, policy: AccessPolicy, shares: UserShares, logger: Logger) {
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.methods = methods
         self.policy = policy
+        self.shares = shares
         self.logger = logger
     }
 
+    /// How long accepting pauses after accept(2) failed (EMFILE, ENFILE, ENOBUFS): without it the
+    /// listening socket stays readable and the loop spins on the failing accept, serving nobody.
+    /// Connections already open are served meanwhile; new ones wait in the backlog.
+    static let acceptBackoff = TimeAmount.milliseconds(200)
+
     /// Binds `path` (replacing a stale socket file) or adopts systemd's socket `fd`.
     func start(path: String, activatedFD: Int32?) async throws {
+        let logger = self.logger
+        let acceptFailures = Mutex<UInt64>(0)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler { error in
+                        // Logged at most once a minute: an exhausted descriptor table fails every accept.
+                        let now = monotonicNanoseconds()
+                        let log = acceptFailures.withLock { last in
+                            defer { if now &- last >= 60_000_000_000 || last == 0 { last = now } }
+                            return now &- last >= 60_000_000_000 || last == 0
+                        }
+                        if log {
+                            logger.warning("accept failed (\(error)); pausing accepts \(Self.acceptBackoff.nanoseconds / 1_000_000) ms at a time, open connections are still served; logged at most once a minute")
+                        }
+                        return Self.acceptBackoff
+                    })
+                }
+            }
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: self))
+                    let meter = InputMeter()
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(meter: meter)))
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: self, meter: meter))
                 }
             }
         let channel: any Channel
@@ -76,15 +104,18 @@ final class RPCServer: Sendable {
 
     // MARK: Connection bookkeeping (called from the handler)
 
-    func accepted(_ channel: any Channel, credentials: PeerCredentials) -> ClientConnection {
+    /// The peer is known: its connection, or the refusal when its uid holds its share already.
+    func accepted(_ channel: any Channel, credentials: PeerCredentials) -> Result<ClientConnection, RPCError> {
         let peer = policy.peer(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+        if let refusal = shares.admitConnection(peer).error { return .failure(refusal) }
         let key = ObjectIdentifier(channel)
-        let connection = ClientConnection(peer: peer, channel: channel, methods: methods) { [weak self] in
+        let connection = ClientConnection(peer: peer, channel: channel, methods: methods, shares: shares) { [weak self] in
             _ = self?.connections.withLock { $0.removeValue(forKey: key) }
+            self?.shares.releaseConnection(peer)
         }
         connections.withLock { $0[key] = connection }
         logger.debug("client connected", metadata: ["pid": "\(peer.pid)", "uid": "\(peer.uid)", "admin": "\(peer.isAdmin)"])
-        return connection
+        return .success(connection)
     }
 }
 
@@ -93,12 +124,17 @@ final class ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private let server: RPCServer
+    private let meter: InputMeter
     private var connection: ClientConnection?
     /// Lines that arrived before the peer credentials were read.
     private var early: [IncomingLine] = []
     private var inactive = false
+    private var refused = false
 
-    init(server: RPCServer) { self.server = server }
+    init(server: RPCServer, meter: InputMeter) {
+        self.server = server
+        self.meter = meter
+    }
 
     func channelActive(context: ChannelHandlerContext) {
         guard let provider = context.channel as? any SocketOptionProvider else {
@@ -113,10 +149,23 @@ final class ConnectionHandler: ChannelInboundHandler {
             let handler = loopBound.value
             switch result {
             case .success(let credentials):
-                let connection = handler.server.accepted(channel, credentials: credentials)
+                let connection: ClientConnection
+                switch handler.server.accepted(channel, credentials: credentials) {
+                case .success(let c): connection = c
+                case .failure(let refusal):
+                    // Over the uid's share: one error line, then closed; nothing it sent is read.
+                    handler.refuse(channel, refusal)
+                    return
+                }
                 handler.connection = connection
                 if handler.inactive {
                     connection.closed()
+                    return
+                }
+                // Input that arrived before the peer was known is booked now.
+                let shares = handler.server.shares, peer = connection.peer
+                if let refusal = handler.meter.attach({ shares.chargeBytes(peer, delta: $0) })?.error {
+                    handler.refuse(channel, refusal)
                     return
                 }
                 handler.early.forEach { connection.receive($0) }
@@ -128,7 +177,18 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.fireChannelActive()
     }
 
+    /// Answers once with `error` and closes; nothing more is read or answered on this channel.
+    func refuse(_ channel: any Channel, _ error: RPCError) {
+        guard !refused else { return }
+        refused = true
+        early.removeAll()
+        channel.writeAndFlush(ByteBuffer(bytes: RPCCodec.response(id: .null, error: error))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
         let line = unwrapInboundIn(data)
         // Parsed in place from the receive buffer; blank lines are skipped.
         let incoming = line.withUnsafeReadableBytes { bytes -> IncomingLine? in
@@ -141,12 +201,22 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         inactive = true
+        meter.release()
         connection?.closed()
         context.fireChannelInactive()
     }
 
+    /// A client that does not read its replies is not read from either: its requests wait in
+    /// its own socket buffer, not in our memory (replies are never dropped, so they would pile up).
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        context.channel.setOption(ChannelOptions.autoRead, value: context.channel.isWritable).whenFailure { _ in }
+        context.fireChannelWritabilityChanged()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is LineDecoder.LineTooLong {
+        if let limit = error as? InputMeter.OverShare {
+            refuse(context.channel, limit.admission.error ?? .invalidRequest("input limit"))
+        } else if error is LineDecoder.LineTooLong {
             let reply = RPCCodec.response(
                 id: .null, error: .invalidRequest("line longer than \(RPCCodec.maxLineBytes) bytes; the connection is closed"))
             let channel = context.channel

@@ -94,6 +94,11 @@ struct Status: ParsableCommand {
                             + (status.models.corrupt.isEmpty ? "" : ", CORRUPT \(status.models.corrupt.joined(separator: ", "))"),
                          "users: \(status.users), sessions: \(status.activeSessions), clients: \(status.clients)"]
             if status.socketActivated { lines.append("socket: activated by systemd") }
+            if let store = status.store {
+                lines.append(store.state == "open"
+                    ? "templates: sealed with the key from \(store.key == "credential" ? "a systemd credential" : "the key file")"
+                    : "STORE REFUSED (\(store.state)): \(store.message ?? "")")
+            }
             return lines.joined(separator: "\n")
         }
     }

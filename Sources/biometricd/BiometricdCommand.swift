@@ -66,8 +66,13 @@ struct BiometricdCommand: AsyncParsableCommand {
             let daemon = try Daemon(configuration: settings, logger: logger)
             try await daemon.run()
         } catch let error as StartupError {
-            logger.critical("cannot start: \(error.description)")
-            throw ExitCode(1)
+            guard let refusal = error.storeRefusal else {
+                logger.critical("cannot start: \(error.description)")
+                throw ExitCode(1)
+            }
+            // The key is missing or wrong: nothing is served, nothing is overwritten, and
+            // daemon.status says why (exiting would only show "connection refused").
+            try await StoreRefusalDaemon(configuration: settings, refusal: refusal, logger: logger).run()
         }
     }
 

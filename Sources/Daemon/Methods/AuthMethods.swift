@@ -12,6 +12,7 @@ struct AuthMethods: MethodGroup {
     let auth: AuthService
     let store: TemplateStore
     let policy: AccessPolicy
+    let quotas: StorageQuotas
     let logger: Logger
     let face: FaceMethods
     let finger: FingerMethods
@@ -27,18 +28,18 @@ struct AuthMethods: MethodGroup {
                     throw RPCError.app(.permissionDenied, "changing a PIN needs the old PIN ('old_pin')",
                                        hint: "give the current PIN, or ask an administrator to reset it")
                 }
-                let check = try await auth.verifyPIN(user: p.user, pin: old)
+                let check = try await auth.verifyPIN(user: p.user, pin: old, caller: context.peer.uid)
                 guard check.ok else {
                     await auth.holdReply()
                     return PINResult(ok: false, retriesLeft: check.retriesLeft)
                 }
             }
-            try await auth.setPIN(user: p.user, pin: p.pin)
+            try await auth.setPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
             return PINResult(ok: true, retriesLeft: try store.pin(user: p.user)?.retriesLeft(maxRetries: auth.pinMaxRetries))
         }
         table.register(Method.pinVerify) { [self] (context, p: PINVerifyParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "verify the PIN of")
-            let outcome = try await auth.verifyPIN(user: p.user, pin: p.pin)
+            let outcome = try await auth.verifyPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
             await auth.holdReply()
             return PINResult(ok: outcome.ok, retriesLeft: outcome.retriesLeft)
         }
@@ -93,7 +94,8 @@ struct AuthMethods: MethodGroup {
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "register a key for")
             let key = BoundKey.generate()
             let record = try store.addKey(user: p.user, appID: p.appID, aaid: p.aaid, handle: key.handle,
-                                          publicKeyPEM: key.publicKeyPEM, privateKey: key.privateKey)
+                                          publicKeyPEM: key.publicKeyPEM, privateKey: key.privateKey,
+                                          quota: quotas.quota(.keys, isAdmin: context.peer.isAdmin))
             logger.notice("key registered for '\(p.user)' (\(p.aaid), app \(p.appID.prefix(60)))")
             return Self.wire(record)
         }
@@ -212,7 +214,7 @@ struct AuthMethods: MethodGroup {
                     tried.append(FactorAttempt(factor: "finger", name: factor.friendlyName, code: 0, reason: "no_match",
                                                message: "no finger matched (score \(r.score))", score: r.score))
                 case .pin:
-                    let r = try await auth.verifyPIN(user: user, pin: pin ?? "")
+                    let r = try await auth.verifyPIN(user: user, pin: pin ?? "", caller: context.peer.uid)
                     if r.ok { return result(.pin) }
                     tried.append(FactorAttempt(factor: "pin", name: factor.friendlyName, code: 0, reason: "no_match",
                                                message: "wrong PIN", retriesLeft: r.retriesLeft))

@@ -13,6 +13,7 @@ struct FaceMethods: MethodGroup {
     let sessions: CameraSessions
     let auth: AuthService
     let policy: AccessPolicy
+    let limits: DaemonLimits
     let logger: Logger
     /// The challenge moves of a test daemon's hook (nil in production: moves are random).
     let fixedChallenge: [ChallengeLiveness.Action]?
@@ -56,7 +57,8 @@ struct FaceMethods: MethodGroup {
             try policy.requireAdmin(context.peer, "face.add")
             let template = try Self.decodeTemplate(p.template, field: "template")
             let info = try templates.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
-                                             meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: template.data)
+                                             meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: template.data,
+                                             quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))
             return TemplateIDs(templates: [info.id])
         }
         table.register(Method.faceExport) { [self] (context, p: UserParams) in
@@ -76,12 +78,11 @@ struct FaceMethods: MethodGroup {
             if try store.user(named: p.user) != nil {
                 _ = try templates.removeTemplates(user: p.user, modality: .face, id: nil)
             }
-            var ids: [String] = []
-            for t in faces {
-                ids.append(try templates.addTemplate(user: p.user, modality: .face, quality: Double(t.quality),
-                                                 meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: t.data).id)
-            }
-            return TemplateIDs(templates: ids)
+            let added = try templates.addTemplates(
+                user: p.user, modality: .face,
+                faces.map { NewTemplate(quality: Double($0.quality), meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: $0.data) },
+                quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))
+            return TemplateIDs(templates: added.map(\.id))
         }
         table.register(Method.faceReset) { [self] (context, _: NoParams) in
             try policy.requireAdmin(context.peer, "face.reset")
@@ -95,15 +96,15 @@ struct FaceMethods: MethodGroup {
         table.register(Method.faceExtract) { [self] (context, p: FaceExtractParams) in
             try policy.requireAdmin(context.peer, "face.extract")
             let pipeline = try await face.pipeline()
-            return try await Self.extract(p.image, field: "image", pipeline: pipeline)
+            return try await extract(p.image, field: "image", pipeline: pipeline, caller: context.peer.uid)
         }
         table.register(Method.faceMatch) { [self] (context, p: FaceMatchParams) in
             try policy.requireAdmin(context.peer, "face.match")
             let threshold = FaceMatchParams.matchingThreshold(p.matchingThreshold)
             // An image is embedded as what it stands for: the probe like a live frame, the
             // reference like an enrolment (the pairing the score calibration is fitted on).
-            let probe = try await templateOrImage(p.probe, field: "probe", views: .mirrored)
-            let reference = try await templateOrImage(p.reference, field: "reference", views: .jittered)
+            let probe = try await templateOrImage(p.probe, field: "probe", views: .mirrored, caller: context.peer.uid)
+            let reference = try await templateOrImage(p.reference, field: "reference", views: .jittered, caller: context.peer.uid)
             let score = FaceVerification.score(probe, against: [reference], calibration: face.calibration)
             return MatchResult(score: score, match: score >= threshold, threshold: threshold)
         }
@@ -128,26 +129,28 @@ struct FaceMethods: MethodGroup {
     }
 
     /// A template, or the face found in an image.
-    func templateOrImage(_ base64: String, field: String, views: EmbeddingViews) async throws -> FaceTemplate {
+    func templateOrImage(_ base64: String, field: String, views: EmbeddingViews, caller: UInt32) async throws -> FaceTemplate {
         guard let data = Data(base64Encoded: base64) else {
             throw RPCError.invalidParams(field: field, "'\(field)' is not base64")
         }
         if data.starts(with: FaceTemplate.magic) { return try Self.decodeTemplate(base64, field: field) }
-        let result = try await Self.extract(base64, field: field, pipeline: try await face.pipeline(), views: views)
+        let result = try await extract(base64, field: field, pipeline: try await face.pipeline(), views: views, caller: caller)
         return try Self.decodeTemplate(result.template, field: field)
     }
 
-    /// Decodes an uploaded image and extracts its face (the dominant one of several: FaceDominance).
-    static func extract(_ base64: String, field: String, pipeline: FacePipeline, views: EmbeddingViews = .jittered) async throws
-        -> FaceExtractResult
+    /// Decodes an uploaded image (its size read from the header first; in the fair image queue
+    /// under the caller's uid) and extracts its face (the dominant one of several: FaceDominance).
+    func extract(_ base64: String, field: String, pipeline: FacePipeline, views: EmbeddingViews = .jittered, caller: UInt32)
+        async throws -> FaceExtractResult
     {
         guard let data = Data(base64Encoded: base64), !data.isEmpty else {
             throw RPCError.invalidParams(field: field, "'\(field)' must be a base64 JPEG, PNG or PGM image")
         }
+        let maxPixels = Int64(limits.maxImagePixels)
         let frame: Frame
         do {
-            frame = try Frame(encoded: data, maxPixels: 40_000_000)
-        } catch {
+            frame = try await limits.images.run(owner: caller) { try Frame(encoded: data, maxPixels: maxPixels) }
+        } catch let error as ImageDecodeError {
             throw RPCError.invalidParams(field: field, "'\(field)' does not decode: \(error.description)")
         }
         let observation = try await pipeline.analyze(frame, tracker: FaceTracker())

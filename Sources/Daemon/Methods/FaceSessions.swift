@@ -85,17 +85,18 @@ extension FaceMethods {
         let pipeline = try await face.pipeline()
         typealias P = FaceEnrollParams
         let full = (p.mode ?? .default) == .full
+        // A full quota is refused before anyone is asked to pose.
+        let quota = limits.quotas.templates(.face, isAdmin: context.peer.isAdmin)
+        try templates.checkQuota(user: p.user, modality: .face, adding: full ? 5 : 1, quota: quota)
         let started = monotonicNanoseconds()
         let session = FaceEnrolment(targets: full ? [.front, .left, .right, .up, .down] : [.front], framesPerPose: P.frames(p.frames),
                                     qualityThreshold: P.qualityThreshold(p.qualityThreshold), countdownS: P.countdownS(p.countdownS),
                                     timeoutMs: P.timeoutMs(p.timeoutMs), startedAt: started)
         let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll") { $0 }
-        var ids: [String] = []
-        for (pose, template, frames) in outcome.templates {
-            let info = try templates.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
-                                             meta: "{\"pose\":\"\(pose.rawValue)\",\"frames\":\(frames)}", payload: template.data)
-            ids.append(info.id)
-        }
+        let ids = try templates.addTemplates(user: p.user, modality: .face, outcome.templates.map { pose, template, frames in
+            NewTemplate(quality: Double(template.quality), meta: "{\"pose\":\"\(pose.rawValue)\",\"frames\":\(frames)}",
+                        payload: template.data)
+        }, quota: quota).map(\.id)
         logger.notice("face.enroll \(p.user): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(elapsedMilliseconds(since: started)) ms")
         return FaceEnrollResult(templates: ids, framesUsed: outcome.framesUsed)
     }

@@ -13,6 +13,7 @@ struct FingerMethods: MethodGroup {
     let sessions: CameraSessions
     let auth: AuthService
     let policy: AccessPolicy
+    let limits: DaemonLimits
     let logger: Logger
 
     var store: TemplateStore { templates.store }
@@ -49,9 +50,11 @@ struct FingerMethods: MethodGroup {
         }
         table.register(Method.fingerExtract) { [self] (context, p: FingerExtractParams) in
             try policy.requireAdmin(context.peer, "finger.extract")
-            let image = try FingerService.decodePrint(p.image, dpi: FingerExtractParams.dpi(p.dpi), field: "image")
             let finger = self.finger
-            let template = try await finger.run { try finger.extract(image) }
+            let dpi = FingerExtractParams.dpi(p.dpi)
+            let template = try await limits.images.run(owner: context.peer.uid) {
+                try finger.extract(try FingerService.decodePrint(p.image, dpi: dpi, field: "image"))
+            }
             let format = p.format ?? .default
             let bytes = format == .iso19794_2 ? ISO19794_2.encode([template]) : template.encoded()
             return FingerExtractResult(template: Data(bytes).base64EncodedString(), format: format,
@@ -62,8 +65,9 @@ struct FingerMethods: MethodGroup {
             let threshold = FingerMatchParams.threshold(p.threshold)
             let finger = self.finger
             let dpi = FingerMatchParams.dpi(p.dpi)
-            let probe = try await finger.run { try finger.templateOrImage(p.probe, dpi: dpi, field: "probe") }
-            let reference = try await finger.run { try finger.templateOrImage(p.reference, dpi: dpi, field: "reference") }
+            let images = limits.images, uid = context.peer.uid
+            let probe = try await images.run(owner: uid) { try finger.templateOrImage(p.probe, dpi: dpi, field: "probe") }
+            let reference = try await images.run(owner: uid) { try finger.templateOrImage(p.reference, dpi: dpi, field: "reference") }
             let score = finger.matcher.score(probe: probe, reference: reference)
             return MatchResult(score: score, match: score >= threshold, threshold: threshold)
         }

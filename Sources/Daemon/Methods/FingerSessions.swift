@@ -53,6 +53,9 @@ extension FingerMethods {
     func enroll(_ p: FingerEnrollParams, _ context: CallContext) async throws -> FingerEnrollResult {
         let started = monotonicNanoseconds()
         let finger = self.finger
+        // A full quota is refused before anyone holds a hand up (a slap is up to four fingers).
+        let quota = limits.quotas.templates(.finger, isAdmin: context.peer.isAdmin)
+        try templates.checkQuota(user: p.user, modality: .finger, adding: 1, quota: quota)
         let session = FingerEnrolment(FingerCaptureSpec(p.capture), rounds: FingerEnrollParams.captures(p.captures),
                                       matcher: finger.matcher, startedAt: started)
         let outcome = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger.enroll") { prints in
@@ -62,11 +65,13 @@ extension FingerMethods {
             }
             return templates
         }
-        var enrolled: [EnrolledFinger] = []
-        for (position, template, captures) in outcome.chosen {
-            let info = try templates.addTemplate(user: p.user, modality: .finger, position: position.name, quality: Double(template.quality),
-                                             meta: "{\"captures\":\(captures)}", payload: Data(template.encoded()))
-            enrolled.append(EnrolledFinger(id: info.id, position: position.name, quality: template.quality))
+        let chosen = outcome.chosen
+        let added = try templates.addTemplates(user: p.user, modality: .finger, chosen.map { position, template, captures in
+            NewTemplate(position: position.name, quality: Double(template.quality), meta: "{\"captures\":\(captures)}",
+                        payload: Data(template.encoded()))
+        }, quota: quota)
+        let enrolled = zip(added, chosen).map { info, item in
+            EnrolledFinger(id: info.id, position: item.0.name, quality: item.1.quality)
         }
         logger.notice("finger.enroll \(p.user): \(enrolled.count) finger(s), \(outcome.rounds) captures in \(elapsedMilliseconds(since: started)) ms")
         return FingerEnrollResult(templates: enrolled, capturesUsed: outcome.rounds)

@@ -64,10 +64,23 @@ final class TemplateRepository: Sendable {
     // MARK: Changes
 
     func addTemplate(user: String, modality: Modality, position: String? = nil, quality: Double, meta: String,
-                     payload: Data) throws -> TemplateInfo
+                     payload: Data, quota: Quota?) throws -> TemplateInfo
     {
+        try addTemplates(user: user, modality: modality,
+                         [NewTemplate(position: position, quality: quality, meta: meta, payload: payload)], quota: quota)[0]
+    }
+
+    /// Stores all of `items` or none (one transaction; the quota is counted inside it).
+    func addTemplates(user: String, modality: Modality, _ items: [NewTemplate], quota: Quota?) throws -> [TemplateInfo] {
         defer { changed(modality) }
-        return try store.addTemplate(user: user, modality: modality, position: position, quality: quality, meta: meta, payload: payload)
+        return try store.addTemplates(user: user, modality: modality, items, quota: quota)
+    }
+
+    /// Refuses at once (before a camera session) when `adding` more would pass the quota.
+    func checkQuota(user: String, modality: Modality, adding: Int, quota: Quota?) throws {
+        guard let quota else { return }
+        let have = try store.templates(user: user, modality: modality).count
+        if have + adding > quota.max { throw StoreError.quotaExceeded(quota.name, max: quota.max, have: have) }
     }
 
     /// Removes one template (`id`) or all of the modality; the number removed.
