@@ -34,6 +34,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Wrong PINs in a row before pin_locked; ≤ 0 = unlimited.
     public var pinMaxRetries = 3
     public var pinRules = PINRules()
+    /// Matching thresholds: the default of every verify/identify, and the floor below which a
+    /// caller who is not an admin may not go (SPEC §4).
+    public var callerLimits = CallerLimits()
     /// Per-uid shares: connections, calls, buffered input, queued expensive work (Limits/).
     public var shares = ShareRules()
     /// Templates and keys one user may store; admins are exempt.
@@ -58,7 +61,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
                               "max_connections_per_user", "max_connections_admin", "max_calls_per_connection",
                               "max_calls_per_user", "max_buffered_bytes_per_user", "max_queued_per_user",
                               "max_face_templates_per_user", "max_finger_templates_per_user", "max_keys_per_user",
-                              "max_image_pixels"]
+                              "max_image_pixels", "face_matching_threshold", "finger_matching_threshold"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -131,6 +134,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "max_face_templates_per_user": quotas.faceTemplates = try integer(1...100_000, "")
         case "max_finger_templates_per_user": quotas.fingerTemplates = try integer(1...100_000, "")
         case "max_keys_per_user": quotas.keys = try integer(1...100_000, "")
+        case "face_matching_threshold":
+            callerLimits.faceThreshold = Double(try integer(0...72, "the SPEC scale: 48 = FAR 1e-4 per attempt"))
+        case "finger_matching_threshold":
+            callerLimits.fingerThreshold = Double(try integer(0...100, "the SPEC scale: 48 = FAR 1e-4"))
         case "max_image_pixels": maxImagePixels = try integer(65536...(64 << 20), "")
         case "test_hold_replies_ms": testHoldRepliesMs = try integer(0...60000, "test hook; refused by a production instance")
         case "test_challenge_sequence":

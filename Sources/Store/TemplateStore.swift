@@ -161,21 +161,22 @@ public final class TemplateStore: Sendable {
         try db.query("INSERT INTO store_meta(name, value) VALUES (?, ?)", [.text(keyCheckName), .blob(sealed)])
     }
 
-    /// Whether the database in `directory` (if any) holds sealed data: then a missing key must not
-    /// be replaced by a new one. Opened read-only; a missing file holds nothing.
+    /// How many sealed rows (templates, keys) the database in `directory` holds, or 1 when it
+    /// holds none but was sealed with a key before: then a missing key must not be replaced by a
+    /// new one. A missing file holds nothing.
     public static func holdsSealedData(directory: String) throws(StoreError) -> Int {
         let path = directory + "/" + fileName
         guard FileManager.default.fileExists(atPath: path) else { return 0 }
         let db = try SQLiteConnection(path: path)
         var tables: Set<String> = []
         try db.query("SELECT name FROM sqlite_master WHERE type = 'table'") { row in if let n = row.text(0) { tables.insert(n) } }
-        var n = 0
+        var check = 0
         if tables.contains("store_meta") {
-            try db.query("SELECT count(*) FROM store_meta WHERE name = ?", [.text(keyCheckName)]) { row in n += Int(row.int(0)) }
+            try db.query("SELECT count(*) FROM store_meta WHERE name = ?", [.text(keyCheckName)]) { row in check = Int(row.int(0)) }
         }
-        if tables.contains("templates") { try db.query("SELECT count(*) FROM templates") { row in n += Int(row.int(0)) } }
-        if tables.contains("keys") { try db.query("SELECT count(*) FROM keys") { row in n += Int(row.int(0)) } }
-        return n
+        let rows = try sealedRows(db, tables)
+        // A key check with no rows left still refuses a new key: the next start would not open.
+        return rows > 0 ? rows : check
     }
 
     static func prepareDirectory(_ directory: String) throws(StoreError) {

@@ -176,3 +176,27 @@ final class AuthStoreTests: XCTestCase {
         XCTAssertNil(try reopened.policy(user: "alice"))
     }
 }
+
+/// What a caller may ask of a decision (issue 20): each branch of CallerLimits.
+final class CallerLimitsTests: XCTestCase {
+    func testNonAdminsMayRaiseButNotLowerTheThreshold() {
+        let limits = CallerLimits(faceThreshold: 48, fingerThreshold: 40)
+        XCTAssertEqual(limits.threshold(.face, asked: nil, isAdmin: false), .use(48), "no ask: the configured one")
+        XCTAssertEqual(limits.threshold(.face, asked: 60, isAdmin: false), .use(60))
+        XCTAssertEqual(limits.threshold(.face, asked: 48, isAdmin: false), .use(48))
+        XCTAssertEqual(limits.threshold(.face, asked: 0, isAdmin: false), .belowFloor(asked: 0, floor: 48))
+        XCTAssertEqual(limits.threshold(.face, asked: 47.9, isAdmin: false), .belowFloor(asked: 47.9, floor: 48))
+        XCTAssertEqual(limits.threshold(.finger, asked: 30, isAdmin: false), .belowFloor(asked: 30, floor: 40))
+        XCTAssertEqual(limits.threshold(.finger, asked: nil, isAdmin: true), .use(40))
+        XCTAssertEqual(limits.threshold(.face, asked: 0, isAdmin: true), .use(0), "an administrator may (tests, imports)")
+        // An administrator's floor in biometricd.conf is what everyone gets by default.
+        XCTAssertEqual(CallerLimits(faceThreshold: 60).threshold(.face, asked: 55, isAdmin: false), .belowFloor(asked: 55, floor: 60))
+    }
+
+    func testOnlyAdminsMaySkipLiveness() {
+        let limits = CallerLimits()
+        XCTAssertEqual(limits.liveness(skipped: true, isAdmin: false), .livenessRequired)
+        XCTAssertEqual(limits.liveness(skipped: false, isAdmin: false), .allowed)
+        XCTAssertEqual(limits.liveness(skipped: true, isAdmin: true), .allowed)
+    }
+}

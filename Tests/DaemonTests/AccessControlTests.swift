@@ -63,6 +63,26 @@ final class AccessControlTests: XCTestCase {
         XCTAssertEqual(try asNobody("user", "show", "nobody").status, 4)
     }
 
+    /// Issue 20: a caller's own threshold was a lockout bypass (threshold 0 matched any face and
+    /// reset the failure count). A non-admin may raise it, never lower it or skip liveness; a
+    /// refusal changes nothing.
+    func testNobodyCannotLowerTheThresholdOrSkipLiveness() throws {
+        let before = try asRoot("auth", "status", "alice", "--json")
+        let low = try asNobody("face", "verify", "nobody", "--threshold", "0")
+        XCTAssertEqual(low.status, 1, low.stderr)
+        XCTAssertTrue(low.stderr.contains("below 48"), low.stderr)
+        let image = try asNobody("face", "verify", "nobody", "--no-liveness")
+        XCTAssertEqual(image.status, 1, image.stderr)
+        XCTAssertTrue(image.stderr.contains("needs an administrator"), image.stderr)
+        let finger = try asNobody("finger", "verify", "nobody", "--threshold", "10")
+        XCTAssertEqual(finger.status, 1, finger.stderr)
+        XCTAssertTrue(finger.stderr.contains("below 48"), finger.stderr)
+        // Raising it is allowed: the call goes on (to fail later for another reason: this daemon has no models).
+        let high = try asNobody("face", "verify", "nobody", "--threshold", "60")
+        XCTAssertFalse(high.stderr.contains("administrator") || high.stderr.contains("below"), high.stderr)
+        XCTAssertEqual(try asRoot("auth", "status", "alice", "--json").stdout, before.stdout, "nothing changed")
+    }
+
     func testNobodyCannotTouchAnotherUsersFingers() throws {
         for arguments in [["finger", "list", "alice"], ["finger", "remove", "alice"], ["finger", "enroll", "alice"],
                           ["finger", "verify", "alice"], ["finger", "list", "--all"], ["finger", "capture"], ["finger", "identify"]] {

@@ -1,3 +1,4 @@
+import BiometricAuth
 import Logging
 
 /// Every limit that keeps one local account from starving the others, in one place (SPEC §4
@@ -14,6 +15,8 @@ final class DaemonLimits: Sendable {
     let images: FairQueue
     let quotas: StorageQuotas
     let maxImagePixels: Int
+    /// The thresholds and liveness a caller may ask for (Auth's CallerLimits).
+    let callers: CallerLimits
 
     init(configuration: DaemonConfiguration, descriptorLimit: Int, logger: Logger) {
         var rules = configuration.shares
@@ -29,6 +32,7 @@ final class DaemonLimits: Sendable {
         images = FairQueue(label: "images", width: configuration.analysisThreads, maxQueuedPerOwner: rules.queuedPerUser,
                            maxRunningPerOwner: max(1, configuration.analysisThreads / 2), refused: refusedQueue)
         quotas = configuration.quotas
+        callers = configuration.callerLimits
         maxImagePixels = configuration.maxImagePixels
     }
 }

@@ -27,10 +27,12 @@ struct FaceMethods: MethodGroup {
         }
         table.register(Method.faceVerify) { [self] (context, p: FaceVerifyParams) in
             try policy.requireSelfOrAdmin(context.peer, user: p.user, "verify")
+            try checkCallerMay(p.capture, context.peer)
             return try await verify(p, context)
         }
         table.register(Method.faceIdentify) { [self] (context, p: FaceIdentifyParams) in
             try policy.requireAdminOrLogin(context.peer, "face.identify")
+            try checkCallerMay(p.capture, context.peer)
             return try await identify(p, context)
         }
         table.register(Method.faceList) { [self] (context, p: FaceListParams) in

@@ -1,3 +1,4 @@
+import BiometricAuth
 import BiometricCamera
 import BiometricCore
 import BiometricFace
@@ -16,11 +17,30 @@ extension FaceMethods {
         return ChallengeLiveness.random(steps: FaceCaptureOptions.challengeSteps(p.challengeSteps))
     }
 
-    /// Verify and identify params with their SPEC defaults.
-    private func authenticationSettings(_ p: FaceCaptureOptions) -> FaceAuthenticationSettings {
+    /// What the caller asked for that it may not: a threshold under the floor, or no liveness,
+    /// from a caller who is not an admin (CallerLimits decides). Checked where a call enters,
+    /// before any camera opens; auth.authenticate's own face factor never asks either.
+    func checkCallerMay(_ p: FaceCaptureOptions, _ peer: Peer) throws {
+        if case .belowFloor(let asked, let floor) = limits.callers.threshold(.face, asked: p.matchingThreshold, isAdmin: peer.isAdmin) {
+            throw RPCError.app(.permissionDenied, "matching_threshold \(asked) is below \(floor): only an administrator may lower it",
+                               hint: "leave it out, or ask for \(floor) or more", details: ["field": "matching_threshold", "floor": .double(floor)])
+        }
+        if limits.callers.liveness(skipped: (p.mode ?? .default) == .image, isAdmin: peer.isAdmin) == .livenessRequired {
+            throw RPCError.app(.permissionDenied, "mode image (no liveness check) needs an administrator",
+                               hint: "leave mode out: liveness is what refuses a photo of you", details: ["field": "mode"])
+        }
+    }
+
+    /// Verify and identify params with their SPEC defaults; the threshold is the caller's if it
+    /// asked for one it may, else the configured one.
+    private func authenticationSettings(_ p: FaceCaptureOptions, _ peer: Peer) -> FaceAuthenticationSettings {
         typealias S = FaceCaptureOptions
+        let threshold: Double = switch limits.callers.threshold(.face, asked: p.matchingThreshold, isAdmin: peer.isAdmin) {
+        case .use(let t): t
+        case .belowFloor(_, let floor): floor  // refused at the edge (checkCallerMay); never lower here
+        }
         return FaceAuthenticationSettings(
-            liveness: (p.mode ?? .default) == .liveness, matchingThreshold: S.matchingThreshold(p.matchingThreshold),
+            liveness: (p.mode ?? .default) == .liveness, matchingThreshold: threshold,
             qualityThreshold: S.qualityThreshold(p.qualityThreshold), livenessThreshold: S.livenessThreshold(p.livenessThreshold),
             blinkTimeoutMs: S.blinkTimeoutMs(p.blinkTimeoutMs), timeoutMs: S.timeoutMs(p.timeoutMs),
             challenge: challengeMoves(p), challengeStepTimeoutMs: S.challengeStepTimeoutMs(p.challengeStepTimeoutMs))
@@ -34,7 +54,7 @@ extension FaceMethods {
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
         }
         try auth.checkBiometric(p.user)
-        let settings = authenticationSettings(p.capture)
+        let settings = authenticationSettings(p.capture, context.peer)
         let started = monotonicNanoseconds()
         let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started)
         let outcome: FaceAuthenticationOutcome
@@ -59,7 +79,7 @@ extension FaceMethods {
         guard gallery.count > 0 else {
             throw RPCError.app(.noFaceRegistered, "no face is enrolled on this machine", hint: "enrol users first")
         }
-        let settings = authenticationSettings(p.capture)
+        let settings = authenticationSettings(p.capture, context.peer)
         let started = monotonicNanoseconds()
         let session = FaceIdentification(settings, margin: FaceIdentifyParams.margin(p.margin), startedAt: started)
         let calibration = face.calibration

@@ -31,11 +31,13 @@ struct FingerMethods: MethodGroup {
         table.register(Method.fingerVerify) { [self] (context, p: FingerAuthParams) in
             guard let user = p.user else { throw RPCError.invalidParams(field: "user", "missing required parameter 'user'") }
             try policy.requireSelfOrAdmin(context.peer, user: user, "verify the fingers of")
+            try checkCallerMay(p, context.peer)
             return try await verify(p, user: user, context)
         }
         table.register(Method.fingerIdentify) { [self] (context, p: FingerAuthParams) in
             try policy.requireAdminOrLogin(context.peer, "finger.identify")
             guard p.user == nil else { throw RPCError.invalidParams(field: "user", "finger.identify takes no 'user': it finds one") }
+            try checkCallerMay(p, context.peer)
             let gallery = try templates.fingerGallery()
             guard !gallery.isEmpty else {
                 throw RPCError.app(.noFingerRegistered, "no finger is enrolled on this machine", hint: "enrol users first")
@@ -120,7 +122,7 @@ extension FingerMethods {
         auth.recordBiometric(user, success: outcome.matched, modality: "finger")
         let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
         logger.info("finger.verify \(user): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
-        return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: FingerAuthParams.threshold(p.threshold),
+        return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: threshold(p, context.peer),
                                   position: outcome.position?.name, liveness: outcome.liveness,
                                   captures: outcome.captures, durationMs: ms)
     }

@@ -1,3 +1,4 @@
+import BiometricAuth
 import BiometricCamera
 import BiometricCore
 import BiometricFinger
@@ -79,12 +80,33 @@ extension FingerMethods {
 
     // MARK: finger.verify / finger.identify
 
+    /// A threshold under the floor, or liveness none, from a caller who is not an admin:
+    /// refused where the call enters (CallerLimits decides).
+    func checkCallerMay(_ p: FingerAuthParams, _ peer: Peer) throws {
+        if case .belowFloor(let asked, let floor) = limits.callers.threshold(.finger, asked: p.threshold, isAdmin: peer.isAdmin) {
+            throw RPCError.app(.permissionDenied, "threshold \(asked) is below \(floor): only an administrator may lower it",
+                               hint: "leave it out, or ask for \(floor) or more", details: ["field": "threshold", "floor": .double(floor)])
+        }
+        if limits.callers.liveness(skipped: p.capture.liveness == LivenessLevel.none, isAdmin: peer.isAdmin) == .livenessRequired {
+            throw RPCError.app(.permissionDenied, "liveness none needs an administrator",
+                               hint: "leave liveness out (low)", details: ["field": "liveness"])
+        }
+    }
+
+    /// The threshold a call runs with (the caller's if it may ask for it, else the configured one).
+    func threshold(_ p: FingerAuthParams, _ peer: Peer) -> Double {
+        switch limits.callers.threshold(.finger, asked: p.threshold, isAdmin: peer.isAdmin) {
+        case .use(let t): t
+        case .belowFloor(_, let floor): floor  // refused at the edge; never lower here
+        }
+    }
+
     /// Fast authentication against `references`: every improved print is extracted and ranked.
     func authenticate(_ p: FingerAuthParams, references: FingerGallery, context: CallContext)
         async throws -> FingerAuthentication.Outcome
     {
         let finger = self.finger
-        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: FingerAuthParams.threshold(p.threshold), startedAt: monotonicNanoseconds())
+        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: threshold(p, context.peer), startedAt: monotonicNanoseconds())
         return try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture") { prints in
             var matches: [FingerPosition: [FingerMatch]] = [:]
             for print in prints {
