@@ -72,29 +72,139 @@ final class FaceSessionTests: XCTestCase {
 
     // MARK: Verification
 
-    func testImageModeMatchesAtTheFirstGoodFrameOfTheRightPerson() {
+    /// The frames one attempt decides on.
+    static let k = FaceAttemptRule.standard.frames
+
+    func testImageModeMatchesOnceTheAttemptsFramesAreIn() {
         let me = Self.template(1)
         var session = FaceVerification(Self.settings(liveness: false), references: [me], calibration: FaceCalibration.lfw,
                                        startedAt: Self.at(0))
-        // Two frames below the quality gate are never matched.
+        // Two frames below the quality gate are never judged.
         guard case .decided(let outcome, let at) = Self.run(&session, frames: 50, { Self.frame(quality: $0 < 2 ? 20 : 80) },
                                                             judge: { _ in me }) else { return XCTFail("no decision") }
-        XCTAssertEqual(at, 2)
+        XCTAssertEqual(at, 2 + Self.k - 1)
         XCTAssertTrue(outcome.matched)
-        XCTAssertEqual(outcome.goodFrames, 1)
+        XCTAssertEqual(outcome.goodFrames, Self.k)
         XCTAssertEqual(outcome.liveness, .notChecked)
         XCTAssertGreaterThan(outcome.bestScore, 48)
     }
 
-    func testImageModeRefusesAnotherPersonAfterFiveGoodFrames() {
+    func testImageModeRefusesAnotherPersonOnceTheAttemptsFramesAreIn() {
         var session = FaceVerification(Self.settings(liveness: false), references: [Self.template(1)],
                                        calibration: FaceCalibration.lfw, startedAt: Self.at(0))
         guard case .decided(let outcome, let at) = Self.run(&session, frames: 50, { _ in Self.frame() },
                                                             judge: { Self.template(100 + $0) }) else { return XCTFail("no decision") }
-        XCTAssertEqual(at, 4)
+        XCTAssertEqual(at, Self.k - 1)
         XCTAssertFalse(outcome.matched)
-        XCTAssertEqual(outcome.goodFrames, 5)
+        XCTAssertEqual(outcome.goodFrames, Self.k)
         XCTAssertLessThan(outcome.bestScore, 48)
+    }
+
+    // MARK: One attempt, one comparison
+
+    /// A unit vector at `distance` from `reference` (towards the direction of `seed`'s template).
+    static func probe(at distance: Double, from reference: FaceTemplate, seed: Int) -> FaceTemplate {
+        let r = reference.embedding, other = template(seed).embedding
+        let along = zip(other, r).map { $0 * $1 }.reduce(0, +)
+        let u = FaceTemplate.normalised(zip(other, r).map { $0 - along * $1 })
+        // |r − (cos θ·r + sin θ·u)| = 2·sin(θ/2)
+        let theta = 2 * asin(distance / 2)
+        return FaceTemplate(embedding: zip(r, u).map { Float(cos(theta)) * $0 + Float(sin(theta)) * $1 }, quality: 80)
+    }
+
+    /// A probe whose frame scores `score` against `reference` (per comparison, FaceCalibration.lfw).
+    static func probe(scoring score: Double, against reference: FaceTemplate, seed: Int) -> FaceTemplate {
+        probe(at: FaceCalibration.lfw.value(forScore: score) - 1e-6, from: reference, seed: seed)
+    }
+
+    /// Verify in image mode on probes of the given per-frame scores: the outcome and the templates asked for.
+    static func verify(_ scores: [Double], liveness: Bool = false) -> (FaceAuthenticationOutcome?, templates: Int) {
+        let me = template(1)
+        var session = FaceVerification(settings(liveness: liveness), references: [me], calibration: FaceCalibration.lfw,
+                                       startedAt: at(0))
+        var asked = 0
+        let ended = run(&session, frames: 200, liveness ? blinking : { _ in frame() }, judge: { _ in
+            defer { asked += 1 }
+            return probe(scoring: scores[min(asked, scores.count - 1)], against: me, seed: 500 + asked)
+        })
+        if case .decided(let outcome, _) = ended { return (outcome, asked) }
+        return (nil, asked)
+    }
+
+    func testTheProbesScoreWhatTheyAreMadeFor() {
+        let me = Self.template(1)
+        for score in [20.0, 47.9, 48, 60] {
+            let s = FaceVerification.score(Self.probe(scoring: score, against: me, seed: 9), against: [me], calibration: FaceCalibration.lfw)
+            XCTAssertEqual(s, score, accuracy: 0.11)
+        }
+    }
+
+    func testImpostorFramesEachJustUnderTheThresholdDoNotMatch() {
+        let (outcome, templates) = Self.verify(Array(repeating: 47.9, count: 20))
+        XCTAssertNotNil(outcome, "decided")
+        XCTAssertEqual(outcome?.matched, false)
+        XCTAssertLessThanOrEqual(outcome?.bestScore ?? 99, 47.9, "an attempt never scores above its frames' mean")
+        XCTAssertEqual(templates, Self.k, "no frame beyond the attempt's is judged")
+    }
+
+    func testOneLuckyFrameAmongAnImpostorsFramesDoesNotMatch() {
+        // The old rule (any frame over the threshold) matched this attempt.
+        var scores = Array(repeating: 30.0, count: Self.k)
+        scores[Self.k / 2] = 55
+        let (outcome, _) = Self.verify(scores)
+        XCTAssertEqual(outcome?.matched, false)
+        XCTAssertLessThan(outcome?.bestScore ?? 99, 48)
+        // ... and a lucky frame after the attempt's frames is never looked at.
+        let (late, templates) = Self.verify(Array(repeating: 30, count: Self.k) + [90])
+        XCTAssertEqual(late?.matched, false)
+        XCTAssertEqual(templates, Self.k)
+    }
+
+    func testAGenuineSequenceMatches() {
+        // Frames of the enrolled person, scoring 60–75 per frame (LFW's genuine median is ~70).
+        let scores = (0..<Self.k).map { 60 + 15 * Double($0 % 2) }
+        let (outcome, templates) = Self.verify(scores)
+        XCTAssertEqual(outcome?.matched, true)
+        XCTAssertGreaterThanOrEqual(outcome?.bestScore ?? 0, 48)
+        XCTAssertEqual(templates, Self.k)
+        let (live, _) = Self.verify(scores, liveness: true)
+        XCTAssertEqual(live?.matched, true)
+        XCTAssertEqual(live?.liveness, .live)
+        XCTAssertEqual(live?.goodFrames, Self.k)
+    }
+
+    func testAnotherFaceStartsTheAttemptAgain() {
+        let me = Self.template(1)
+        var session = FaceVerification(Self.settings(liveness: false), references: [me], calibration: FaceCalibration.lfw,
+                                       startedAt: Self.at(0))
+        // Frames 0…k−2: a stranger; then the track restarts on the enrolled person.
+        let switchAt = Self.k - 1
+        guard case .decided(let outcome, let at) = Self.run(&session, frames: 50, { Self.frame(restarted: $0 == switchAt) },
+                                                            judge: { $0 < switchAt ? Self.template(300 + $0) : me })
+        else { return XCTFail("no decision") }
+        XCTAssertTrue(outcome.matched, "the stranger's frames are not fused with this face's")
+        XCTAssertEqual(at, switchAt + Self.k - 1)
+        XCTAssertEqual(outcome.goodFrames, Self.k)
+    }
+
+    func testTheRuleFusesTheFirstFramesAndNeverScoresAboveTheirMean() {
+        let rule = FaceAttemptRule.standard
+        XCTAssertEqual(FaceAttemptRule.fused([40.0, 50, 60]), 0.5, accuracy: 1e-12)
+        XCTAssertEqual(FaceAttemptRule.fused([-5.0, 105]), 0.5, accuracy: 1e-12, "scores are 0–100")
+        XCTAssertNil(rule.score(frameScores: Array(repeating: 90.0, count: rule.frames - 1)))
+        let first = Array(repeating: 30.0, count: rule.frames)
+        XCTAssertEqual(rule.score(frameScores: first + [100]), rule.score(frameScores: first), "later frames are not looked at")
+        // One photo held for every frame scores at most what it scores as one comparison: the
+        // per-attempt calibration is never looser than the per-comparison one.
+        var last = 101.0
+        for tenths in stride(from: 1000, through: 0, by: -5) {
+            let mean = Double(tenths) / 10
+            let s = rule.calibration.score(mean / 100)
+            XCTAssertLessThanOrEqual(s, mean + 0.05, "mean \(mean)")
+            XCTAssertLessThanOrEqual(s, last, "monotone")
+            last = s
+        }
+        XCTAssertEqual(rule.calibration.score(0), 0)
     }
 
     func testLivenessWaitsForTheBlinkThenDecidesLive() {
@@ -197,7 +307,11 @@ final class FaceSessionTests: XCTestCase {
     // MARK: Identification
 
     func testIdentifyForgetsMatchesOfAFaceThatLeftAndAsksForStepUpWhenClose() {
-        var session = FaceIdentification(Self.settings(liveness: true), margin: 5, startedAt: Self.at(0))
+        let rule = FaceAttemptRule.standard
+        let alice = rule.score(frameScores: Array(repeating: 70.0, count: Self.k))!
+        let bob = rule.score(frameScores: Array(repeating: 67.0, count: Self.k))!
+        XCTAssertGreaterThan(alice, bob)
+        var session = FaceIdentification(Self.settings(liveness: true), margin: alice - bob + 1, startedAt: Self.at(0))
         // Frames 0–9: another face, matched as "mallory"; frame 10: a new track, who blinks later.
         let ended = Self.run(&session, frames: 200, { i in
             i < 10 ? Self.frame() : Self.frame(eyeOpen: (50..<56).contains(i) ? 0.15 : 1, restarted: i == 10)
@@ -208,18 +322,37 @@ final class FaceSessionTests: XCTestCase {
         guard case .decided(let outcome, _) = ended else { return XCTFail("alice blinks") }
         XCTAssertEqual(outcome.candidates.map(\.user), ["alice", "bob"], "mallory's frames belong to another face")
         XCTAssertEqual(outcome.user, "alice")
-        XCTAssertTrue(outcome.stepUpRequired, "bob is within 5 points")
+        XCTAssertEqual(outcome.candidates.map(\.score), [alice, bob])
+        XCTAssertTrue(outcome.stepUpRequired, "bob is within the margin")
         XCTAssertEqual(outcome.capture.liveness, .live)
+    }
+
+    func testIdentifyFusesEachUsersFramesAndALuckyFrameDoesNotMatch() {
+        XCTAssertGreaterThan(Self.k, 1, "an attempt of one frame has nothing to fuse")
+        var session = FaceIdentification(Self.settings(liveness: false), margin: 5, startedAt: Self.at(0))
+        // mallory tops one frame at 60 and is not ranked in the others (they count 0 for her);
+        // dave is ranked 40 in every frame.
+        let ended = Self.run(&session, frames: 50, { _ in Self.frame() }, judge: { i in
+            i == 0 ? [Candidate(user: "mallory", score: 60), Candidate(user: "dave", score: 40)] : [Candidate(user: "dave", score: 40)]
+        })
+        guard case .decided(let outcome, let at) = ended else { return XCTFail("image mode decides") }
+        XCTAssertEqual(at, Self.k - 1)
+        XCTAssertNil(outcome.user, "no one reaches 48 as an attempt")
+        let rule = FaceAttemptRule.standard
+        XCTAssertEqual(outcome.candidates.first?.user, "dave")
+        XCTAssertEqual(outcome.candidates.first?.score, rule.score(frameScores: Array(repeating: 40.0, count: Self.k)))
+        XCTAssertEqual(outcome.candidates.last?.score,
+                       rule.score(frameScores: [60.0] + Array(repeating: 0.0, count: Self.k - 1)))
     }
 
     func testIdentifyWithNoMatchNamesNobody() {
         var session = FaceIdentification(Self.settings(liveness: false), margin: 5, startedAt: Self.at(0))
         guard case .decided(let outcome, _) = Self.run(&session, frames: 50, { _ in Self.frame() },
                                                        judge: { _ in [Candidate(user: "carol", score: 30)] })
-        else { return XCTFail("image mode decides after five frames") }
+        else { return XCTFail("image mode decides once the attempt's frames are in") }
         XCTAssertNil(outcome.user)
         XCTAssertFalse(outcome.stepUpRequired)
-        XCTAssertEqual(outcome.candidates, [Candidate(user: "carol", score: 30)])
+        XCTAssertEqual(outcome.candidates, [Candidate(user: "carol", score: FaceAttemptRule.standard.score(frameScores: Array(repeating: 30.0, count: Self.k))!)])
     }
 
     // MARK: Enrolment

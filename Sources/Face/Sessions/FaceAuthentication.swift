@@ -9,10 +9,10 @@ public struct FaceAuthenticationSettings: Sendable {
     public var livenessThreshold: Int
     public var blinkTimeoutMs: Int
     public var timeoutMs: Int
-    /// Image mode decides after this many good frames without a match.
-    public var maxGoodFrames = 5
-    /// No frame is matched after this many (the decision then waits for liveness alone).
-    public var maxJudgedFrames = 20
+    /// How an attempt decides: on the first `attempt.frames` judged (good) frames of one tracked
+    /// face, fused into one comparison. Image mode decides as soon as they are in; liveness mode
+    /// when they are in and the face is live. No other frame is judged.
+    public var attempt = FaceAttemptRule.standard
     /// Challenge-response liveness: the moves to ask for (nil: blink mode).
     public var challenge: [ChallengeLiveness.Action]?
     public var challengeStepTimeoutMs = 5000
@@ -33,6 +33,8 @@ public struct FaceAuthenticationSettings: Sendable {
 
 /// How a verify or identify capture ended.
 public struct FaceAuthenticationOutcome: Sendable, Equatable {
+    /// The attempt's SPEC §4 score: its judged frames fused into one comparison
+    /// (`FaceAttemptRule`), calibrated per attempt. 0 until decided.
     public var bestScore = 0.0
     public var matched = false
     /// live or not_checked: a spoof ends the session with `FaceFailure.spoof`.
@@ -43,7 +45,8 @@ public struct FaceAuthenticationOutcome: Sendable, Equatable {
 
 /// The part verify and identify share: liveness (keep-still, blink, challenge moves, replay and
 /// re-capture cues), the quality gate, and when to decide. What a template scores is the
-/// wrapper's business; it reports back through `record(score:matched:)`.
+/// wrapper's business: it counts each judged frame with `judgedFrame()` and, once
+/// `attemptComplete`, settles the attempt's one comparison with `settle(score:matched:)`.
 struct FaceAuthentication: Sendable {
     let settings: FaceAuthenticationSettings
     let deadlineNs: UInt64
@@ -70,12 +73,14 @@ struct FaceAuthentication: Sendable {
         let s = settings
         if observation.box != nil { sawFace = true }
         lastFeedback = observation.feedback
-        if s.liveness && observation.trackRestarted {
-            // Another face: keep-still, blink and the match must all come from one tracked
-            // face, so they start again.
-            liveness.reset()
-            replayCue = ReplayCue()
-            recaptureCue = RecaptureCue()
+        if observation.trackRestarted {
+            // Another face: keep-still, blink and the attempt's frames must all come from one
+            // tracked face, so they start again (image mode: the frames).
+            if s.liveness {
+                liveness.reset()
+                replayCue = ReplayCue()
+                recaptureCue = RecaptureCue()
+            }
             outcome = FaceAuthenticationOutcome()
             restarted = true
         }
@@ -105,14 +110,21 @@ struct FaceAuthentication: Sendable {
         }
         frame = (observation, now, live)
         let good = observation.isUsable && observation.qualityScore >= s.qualityThreshold
-        return .success(good && (!outcome.matched || live) && outcome.goodFrames < s.maxJudgedFrames)
+        return .success(good && !attemptComplete)
     }
 
-    /// A judged template of this frame.
-    mutating func record(score: Double, matched: Bool) {
+    /// The attempt has all the frames it decides on.
+    var attemptComplete: Bool { outcome.goodFrames >= settings.attempt.frames }
+
+    /// This frame was judged (its template scored by the wrapper).
+    mutating func judgedFrame() {
         outcome.goodFrames += 1
-        outcome.bestScore = max(outcome.bestScore, score)
-        outcome.matched = outcome.matched || matched
+    }
+
+    /// The attempt's one comparison, once complete.
+    mutating func settle(score: Double, matched: Bool) {
+        outcome.bestScore = score
+        outcome.matched = matched
     }
 
     /// The end of a frame: decided, failed (no blink in time), or the progress to show.
@@ -121,10 +133,10 @@ struct FaceAuthentication: Sendable {
         frame = nil
         let action = settings.liveness ? liveness.action : nil
         let progress = FaceProgress(observation: observation, livenessAction: action, livenessScore: outcome.livenessScore,
-                                    extraction: extraction, captured: outcome.goodFrames, needed: 0,
+                                    extraction: extraction, captured: outcome.goodFrames, needed: settings.attempt.frames,
                                     throttleKey: liveness.phaseKey)
         if settings.liveness {
-            if live && outcome.goodFrames > 0 {
+            if live && attemptComplete {
                 var decided = outcome
                 decided.liveness = .live
                 return .decided(decided, progress)
@@ -133,7 +145,7 @@ struct FaceAuthentication: Sendable {
                 return .failed(.noBlink(timeoutMs: settings.blinkTimeoutMs, livenessScore: liveness.blinkScore,
                                         cameraFPS: liveness.measuredFPS))
             }
-        } else if outcome.matched || outcome.goodFrames >= settings.maxGoodFrames {
+        } else if attemptComplete {
             return .decided(outcome, progress)
         }
         if now >= deadlineNs, let failure = expired(now: now) { return .failed(failure) }

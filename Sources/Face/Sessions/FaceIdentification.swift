@@ -1,14 +1,15 @@
 import BiometricProtocol
 
-/// face.identify: every frame's template ranked against the gallery; the best score per user
-/// over the frames of one tracked, live face decides.
+/// face.identify: each judged frame's template ranked against the gallery; per user, the
+/// attempt's first frames are fused into one comparison (`FaceAttemptRule`: the mean of that
+/// user's per-frame scores, 0 for a frame that did not rank them) and the best user decides.
 public struct FaceIdentification: FaceSession {
     /// The gallery's ranking of one template: users with their scores, best first.
     public typealias Judgement = [Candidate]
 
     public struct Outcome: Sendable, Equatable {
         public var capture: FaceAuthenticationOutcome
-        /// The best five users over all frames, best first (ties by name).
+        /// The best five users by their attempt score, best first (ties by name).
         public var candidates: [Candidate]
         /// The recognised user: the top candidate, when the capture matched.
         public var user: String?
@@ -18,7 +19,8 @@ public struct FaceIdentification: FaceSession {
 
     private var core: FaceAuthentication
     private let margin: Double
-    private var bestPerUser: [String: Double] = [:]
+    /// The rankings of this face's judged frames, in order.
+    private var rankings: [[Candidate]] = []
 
     public init(_ settings: FaceAuthenticationSettings, margin: Double, startedAt: UInt64) {
         core = FaceAuthentication(settings, startedAt: startedAt)
@@ -33,7 +35,7 @@ public struct FaceIdentification: FaceSession {
     public mutating func observe(_ observation: FaceObservation, at ns: UInt64) -> FaceStep<Outcome> {
         var restarted = false
         let result = core.observe(observation, at: ns, restarted: &restarted)
-        if restarted { bestPerUser = [:] }
+        if restarted { rankings = [] }
         switch result {
         case .failure(let failure): return .failed(failure)
         case .success(true): return .needTemplate
@@ -42,13 +44,30 @@ public struct FaceIdentification: FaceSession {
     }
 
     public mutating func judged(_ ranked: [Candidate]) -> FaceStep<Outcome> {
-        for c in ranked { bestPerUser[c.user] = max(bestPerUser[c.user] ?? 0, c.score) }
-        let top = ranked.first?.score ?? 0
-        core.record(score: top, matched: top >= core.settings.matchingThreshold)
+        rankings.append(ranked)
+        core.judgedFrame()
+        if core.attemptComplete, let top = candidates.first {
+            core.settle(score: top.score, matched: top.score >= core.settings.matchingThreshold)
+        }
         return finish(core.conclude(extraction: .success))
     }
 
     public func expired(now: UInt64) -> FaceFailure? { core.expired(now: now) }
+
+    /// Every user ranked in the attempt's frames with their attempt score, best five first
+    /// (ties by name); empty until the attempt has its frames.
+    var candidates: [Candidate] {
+        let rule = core.settings.attempt
+        guard rankings.count >= rule.frames else { return [] }
+        let frames = rankings.prefix(rule.frames)
+        let users = Set(frames.flatMap { $0.map(\.user) })
+        return users.compactMap { user -> Candidate? in
+            let scores = frames.map { ranked in ranked.first { $0.user == user }?.score ?? 0 }
+            return rule.score(frameScores: scores).map { Candidate(user: user, score: $0) }
+        }
+        .sorted { $0.score != $1.score ? $0.score > $1.score : $0.user < $1.user }
+        .prefix(5).map { $0 }
+    }
 
     private func finish(_ step: FaceStep<FaceAuthenticationOutcome>) -> FaceStep<Outcome> {
         switch step {
@@ -56,9 +75,7 @@ public struct FaceIdentification: FaceSession {
         case .needTemplate: return .needTemplate
         case .failed(let f): return .failed(f)
         case .decided(let capture, let p):
-            let candidates = bestPerUser.map { Candidate(user: $0.key, score: $0.value) }
-                .sorted { $0.score != $1.score ? $0.score > $1.score : $0.user < $1.user }
-                .prefix(5).map { $0 }
+            let candidates = self.candidates
             let matched = capture.matched && !candidates.isEmpty
             let stepUp = matched && candidates.count > 1 && candidates[0].score - candidates[1].score < margin
             return .decided(Outcome(capture: capture, candidates: candidates, user: matched ? candidates[0].user : nil,
