@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# Tests of biometricd-password (Sources/PAM/password_helper.c), the root-owned helper that checks
+# a user's account password with PAM and reports it to biometricd (Docs/auth.md, "Proving the
+# account password (first factor)"). Run as root: it creates a test user with a known password
+# (removed on exit) and installs Sources/PAM/biometricd-enroll.pam as /etc/pam.d/biometricd-enroll
+# (an existing file is put back on exit). The helper talks to a fake daemon
+# (Tests/password/fake_daemon.py) that records every auth.password.proven line and the peer uid
+# it came from; the client (Tests/password/client.py) runs as the test user with runuser.
+#
+#   Tests/password/run.sh
+#
+# Environment:
+#   PASSWORD_HELPER  the helper under test (default: built here with scripts/build-password-helper.sh)
+#   FUZZ_N           hostile requests in the fuzz loop (default 400)
+#
+# Every case prints one line ("ok ..." or "FAIL ..."); the last line is "N passed, M failed".
+# Bounded: the whole run takes about 20-30 s (a hard limit of 60 s ends it).
+set -uo pipefail
+# The hard bound: whatever hangs, the run ends (and cleans up) within 60 s.
+if [ -z "${PWH_TEST_TIMED:-}" ]; then PWH_TEST_TIMED=1 exec timeout -s TERM 60 "$0" "$@"; fi
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO=$(cd "$HERE/../.." && pwd -P)
+PY=/usr/bin/python3 # not a pyenv shim: the test user must be able to run it
+FUZZ_N=${FUZZ_N:-400}
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
+finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" = 0 ]; exit $?; }
+
+if [ "$(id -u)" != 0 ]; then bad "run as root (creates a user, writes /etc/pam.d/biometricd-enroll)"; finish; fi
+for tool in "$PY" useradd userdel chpasswd runuser; do
+    command -v "$tool" >/dev/null || { bad "missing $tool"; finish; }
+done
+[ -e /usr/include/security/pam_appl.h ] || [ -n "${PASSWORD_HELPER:-}" ] || { bad "missing libpam0g-dev"; finish; }
+
+T=$(mktemp -d /tmp/pwh-test.XXXXXX)
+chmod 755 "$T"
+TUSER=pwt$(echo "${T##*.}" | tr 'A-Z' 'a-z' | tr -cd 'a-z0-9')
+# The password has JSON escapes in it (quote, backslash), non-ASCII and a colon.
+PW='Corr3ct "horse" \battery: é ☃'
+NONCE=AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE
+PAMFILE=/etc/pam.d/biometricd-enroll
+HPID=
+DPID=
+APID=
+MADE_USER=0
+SAVED_PAM=0
+cleanup() {
+    for p in $HPID $DPID $APID; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    if [ "$SAVED_PAM" = 1 ]; then mv -f "$T/pam.saved" "$PAMFILE"; else rm -f "$PAMFILE"; fi
+    [ "$MADE_USER" = 1 ] && userdel "$TUSER" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'bad "interrupted, or over the 60 s limit"; finish' INT TERM
+
+HELPER=${PASSWORD_HELPER:-}
+if [ -z "$HELPER" ]; then
+    HELPER=$("$REPO/scripts/build-password-helper.sh" "$T/biometricd-password") || { bad "helper build"; finish; }
+fi
+[ -x "$HELPER" ] || { bad "no helper at $HELPER"; finish; }
+echo "helper: $HELPER"
+cp "$HERE/client.py" "$HERE/fake_daemon.py" "$T/" && chmod 755 "$T"/*.py
+
+# The test user and its password; the shipped PAM service file.
+useradd -M -N -s /usr/sbin/nologin "$TUSER" || { bad "useradd $TUSER"; finish; }
+MADE_USER=1
+printf '%s:%s\n' "$TUSER" "$PW" | chpasswd || { bad "chpasswd"; finish; }
+if [ -e "$PAMFILE" ]; then cp -p "$PAMFILE" "$T/pam.saved" && SAVED_PAM=1; fi
+install -m 0644 "$REPO/Sources/PAM/biometricd-enroll.pam" "$PAMFILE"
+
+HSOCK=$T/password.sock
+DSOCK=$T/daemon.sock
+DLOG=$T/daemon.log
+HLOG=$T/helper.log
+: >"$DLOG"
+
+daemon() { # mode
+    [ -n "$DPID" ] && { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; }
+    DPID=
+    rm -f "$DSOCK"
+    [ "$1" = down ] && return 0
+    "$PY" "$T/fake_daemon.py" --socket "$DSOCK" --log "$DLOG" --mode "$1" &
+    DPID=$!
+    for _ in $(seq 100); do [ -S "$DSOCK" ] && return 0; sleep 0.02; done
+    bad "fake daemon ($1) did not start"
+}
+calls() { wc -l <"$DLOG"; }
+
+"$HELPER" --socket "$HSOCK" --daemon-socket "$DSOCK" --client-timeout 2 --max-children 4 2>"$HLOG" &
+HPID=$!
+for _ in $(seq 100); do [ -S "$HSOCK" ] && break; sleep 0.02; done
+[ -S "$HSOCK" ] || { bad "helper did not start: $(cat "$HLOG")"; finish; }
+[ "$(stat -c %a "$HSOCK")" = 666 ] && ok "helper socket is mode 0666" || bad "helper socket mode $(stat -c %a "$HSOCK")"
+
+as_user() { runuser -u "$TUSER" -- "$PY" "$T/client.py" "$HSOCK" "$@"; }
+# check NAME WANT_REGEX OUT CALLS_BEFORE [WANT_NEW_CALLS]
+check() {
+    local name=$1 want=$2 out=$3 before=$4 new=${5:-0} now
+    now=$(calls)
+    if [[ "$out" =~ $want ]] && [ $((now - before)) = "$new" ]; then ok "$name"
+    else bad "$name: got '$out', daemon calls +$((now - before)) (wanted +$new)"; fi
+}
+reason() { echo "^\\{\"ok\":false,\"reason\":\"$1\",\"message\":\"[^\"]"; }
+
+daemon ok
+
+# 1. The right password: ok, and exactly one proven call, from uid 0, with that user and nonce.
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "right password -> ok:true" '^\{"ok":true\}$' "$out" "$c0" 1
+want="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"auth.password.proven\",\"params\":{\"user\":\"$TUSER\",\"nonce\":\"$NONCE\"}}"
+got=$(tail -n 1 "$DLOG")
+"$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["uid"]==0 and d["line"]==sys.argv[2] else 1)' "$got" "$want" \
+    && ok "the daemon got the exact proven line from uid 0" || bad "daemon saw: $got; wanted uid 0 and $want"
+
+# 2. A wrong password: wrong_password after PAM's delay, and no call.
+c0=$(calls)
+t0=$(date +%s%N)
+out=$(printf '%s' "${PW}x" | as_user request "$TUSER" "$NONCE")
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "wrong password -> wrong_password" "$(reason wrong_password)" "$out" "$c0"
+[ "$ms" -ge 1000 ] && ok "wrong password answered after PAM's fail delay (${ms} ms)" || bad "wrong password answered in ${ms} ms (no delay)"
+
+# 3. Another user's name: not_your_user, no call (PAM is not even started).
+for other in root nobody no-such-user-xyz; do
+    c0=$(calls)
+    out=$(printf '%s' "$PW" | as_user request "$other" "$NONCE")
+    check "user $other asked by $TUSER -> not_your_user" "$(reason not_your_user)" "$out" "$c0"
+done
+
+# 4. Malformed requests: bad_request, no call.
+long=$("$PY" -c 'print("{\"user\":\"x\",\"nonce\":\"y\",\"password\":\"" + "a"*5000 + "\"}")')
+pw513=$("$PY" -c 'import sys; print("{\"user\":\"%s\",\"nonce\":\"%s\",\"password\":\"%s\"}" % (sys.argv[1], sys.argv[2], "a"*513))' "$TUSER" "$NONCE")
+while IFS='|' read -r name body; do
+    body=${body//@U@/$TUSER}
+    body=${body//@N@/$NONCE}
+    c0=$(calls)
+    out=$(printf '%s\n' "$body" | as_user raw)
+    check "bad request: $name" "$(reason bad_request)" "$out" "$c0"
+done <<'EOF'
+not JSON|{"user":"@U@","nonce":"@N@","password":
+trailing data|{"user":"@U@","nonce":"@N@","password":"p"} x
+an array|["@U@","@N@","p"]
+nonce 42 chars|{"user":"@U@","nonce":"AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbC","password":"p"}
+nonce with +/|{"user":"@U@","nonce":"AbCdEfGhIjKlMnOpQrStUvWxYz0123456789+/AbCd","password":"p"}
+nonce not a string|{"user":"@U@","nonce":43,"password":"p"}
+missing password|{"user":"@U@","nonce":"@N@"}
+extra member|{"user":"@U@","nonce":"@N@","password":"p","admin":true}
+duplicate user|{"user":"@U@","user":"root","nonce":"@N@","password":"p"}
+escaped duplicate key|{"user":"@U@","nonce":"@N@","password":"p","p\u0061ssword":"q"}
+NUL in password|{"user":"@U@","nonce":"@N@","password":"a\u0000b"}
+empty password|{"user":"@U@","nonce":"@N@","password":""}
+lone surrogate|{"user":"@U@","nonce":"@N@","password":"\ud800"}
+control character in user|{"user":"@U@\u0001","nonce":"@N@","password":"p"}
+EOF
+for pair in "over-long line (5 KB)|$long" "password over 512 bytes|$pw513"; do
+    c0=$(calls)
+    out=$(printf '%s\n' "${pair#*|}" | as_user raw)
+    check "bad request: ${pair%%|*}" "$(reason bad_request)" "$out" "$c0"
+done
+c0=$(calls)
+out=$(printf '\xff\xfe{"user":"x"}\n' | as_user raw)
+check "bad request: invalid UTF-8" "$(reason bad_request)" "$out" "$c0"
+c0=$(calls)
+out=$(printf '{"user":"%s","nonce":"%s","password":"p"}' "$TUSER" "$NONCE" | as_user rawhalf)
+check "bad request: no newline before EOF" "$(reason bad_request)" "$out" "$c0"
+c0=$(calls)
+out=$(as_user hold 2)
+check "bad request: nothing sent (client timeout 2 s)" "$(reason bad_request)" "$out" "$c0"
+
+# 5. The daemon: down, stale socket, refusing, garbage, an event before the answer.
+daemon down
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "daemon down -> daemon_unreachable" "$(reason daemon_unreachable)" "$out" "$c0"
+"$PY" -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$DSOCK"
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "stale daemon socket -> daemon_unreachable" "$(reason daemon_unreachable)" "$out" "$c0"
+daemon refuse
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "daemon refuses -> daemon_refused with its message" "$(reason daemon_refused).*unknown or expired nonce \\\\\"x\\\\\"" "$out" "$c0" 1
+daemon garbage
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "daemon answers garbage -> daemon_unreachable" "$(reason daemon_unreachable)" "$out" "$c0" 1
+daemon close
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "daemon closes without answer -> daemon_unreachable" "$(reason daemon_unreachable)" "$out" "$c0" 1
+daemon event_then_ok
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "daemon sends an event first -> ok:true" '^\{"ok":true\}$' "$out" "$c0" 1
+daemon ok
+
+# 6. root may prove anyone's password (it never needs to).
+c0=$(calls)
+out=$(printf '%s' "$PW" | "$PY" "$T/client.py" "$HSOCK" request "$TUSER" "$NONCE")
+check "root proves $TUSER's password -> ok:true" '^\{"ok":true\}$' "$out" "$c0" 1
+
+# 7. One check per uid at a time; a flood does not grow the helper.
+as_user hold 2 >"$T/held" &
+HOLD=$!
+sleep 0.4
+c0=$(calls)
+printf '%s' "$PW" | as_user request "$TUSER" "$NONCE" >"$T/second" &
+SECOND=$!
+sleep 0.4
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "third connection of a uid while its check runs and one waits -> busy" "$(reason busy)" "$out" "$c0"
+wait "$HOLD" "$SECOND"
+check "second connection of that uid waited for the first, then ok:true" '^\{"ok":true\}$' "$(cat "$T/second")" "$c0" 1
+runuser -u "$TUSER" -- "$PY" "$T/client.py" "$HSOCK" flood 300 1.5 >"$T/flood" &
+FLOOD=$!
+maxkids=0
+for _ in $(seq 12); do
+    n=$(pgrep -c -P "$HPID" || true)
+    [ "$n" -gt "$maxkids" ] && maxkids=$n
+    sleep 0.1
+done
+fds=$(ls /proc/"$HPID"/fd | wc -l)
+wait "$FLOOD"
+[ "$maxkids" -le 4 ] && [ "$fds" -le 12 ] && ok "flood of 300 connections: at most $maxkids children, $fds fds in the helper ($(cat "$T/flood"))" \
+    || bad "flood: $maxkids children, $fds fds"
+sleep 2.2 # the one accepted flood connection times out
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "after the flood: right password -> ok:true" '^\{"ok":true\}$' "$out" "$c0" 1
+
+# 8. Fuzz: hostile bytes, one connection each; the helper answers every one with a refusal.
+c0=$(calls)
+as_user fuzz "$FUZZ_N" 7 >"$T/fuzz"
+total=$(wc -l <"$T/fuzz")
+good=$(grep -cE '^\{"ok":false,"reason":"(bad_request|not_your_user)","message":"[^"]+"\}$' "$T/fuzz")
+if [ "$total" = "$FUZZ_N" ] && [ "$good" = "$FUZZ_N" ] && [ "$(calls)" = "$c0" ] && kill -0 "$HPID" 2>/dev/null; then
+    ok "fuzz: $FUZZ_N hostile requests, each refused, no daemon call, helper alive"
+else
+    bad "fuzz: $good of $total answers were refusals, daemon calls +$(($(calls) - c0)); first odd: $(grep -vE '"reason":"(bad_request|not_your_user)"' "$T/fuzz" | head -n 3)"
+fi
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+check "after the fuzz: right password -> ok:true" '^\{"ok":true\}$' "$out" "$c0" 1
+
+# 9. The password never appears in the helper's log (or in the daemon's).
+if grep -qF -e "$PW" -e "horse" -e "battery" "$HLOG" "$DLOG"; then bad "the password appears in a log"
+else ok "the password is in no log ($(wc -l <"$HLOG") helper log lines)"; fi
+grep -q "outcome=wrong_password" "$HLOG" && grep -q "outcome=ok" "$HLOG" && ok "outcomes are logged" || bad "log: $(head -c 400 "$HLOG")"
+kill "$HPID"; wait "$HPID" 2>/dev/null
+[ ! -e "$HSOCK" ] && ok "SIGTERM: helper exits and removes its socket" || bad "socket left after SIGTERM"
+HPID=
+
+# 10. Socket activation (LISTEN_FDS, as systemd's Accept=no passes it), and the idle exit.
+if command -v systemd-socket-activate >/dev/null; then
+    ASOCK=$T/activated.sock
+    systemd-socket-activate -l "$ASOCK" "$HELPER" --daemon-socket "$DSOCK" --idle-exit 1 2>"$T/activated.log" &
+    APID=$!
+    for _ in $(seq 100); do [ -S "$ASOCK" ] && break; sleep 0.02; done
+    chmod 666 "$ASOCK"
+    c0=$(calls)
+    out=$(printf '%s' "$PW" | runuser -u "$TUSER" -- "$PY" "$T/client.py" "$ASOCK" request "$TUSER" "$NONCE")
+    check "socket-activated: right password -> ok:true" '^\{"ok":true\}$' "$out" "$c0" 1
+    for _ in $(seq 40); do kill -0 "$APID" 2>/dev/null || break; sleep 0.1; done
+    if ! kill -0 "$APID" 2>/dev/null && grep -q "socket-activated" "$T/activated.log" && grep -q "idle for 1 s" "$T/activated.log"; then
+        ok "socket-activated helper exits after --idle-exit"
+    else bad "socket activation: $(tr '\n' ' ' <"$T/activated.log")"; fi
+    APID=
+else
+    echo "skip socket activation: no systemd-socket-activate"
+fi
+
+finish
