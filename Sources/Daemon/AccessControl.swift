@@ -18,6 +18,62 @@ public struct Peer: Sendable, Equatable {
     public var isLogin: Bool
 }
 
+/// Who may call a method, declared where the method is registered (`MethodTable.register`), so a
+/// newcomer finds a method's rule next to its name and a test can list every method's rule.
+public enum AccessRule: String, Sendable, Equatable, CaseIterable {
+    /// Any local uid (daemon.status, camera.list, session.cancel).
+    case anyone
+    /// root or the admin group.
+    case admin
+    /// An admin, or the login group (greeters): 1:N identification.
+    case adminOrLogin = "admin_or_login"
+    /// An admin, or the user named in the call; a call that names no user needs an admin.
+    case selfOrAdmin = "self_or_admin"
+    /// A change to a user's factors (enrol, policy, PIN, keys, delete): an admin, or the user
+    /// themself freshly authenticated on this connection (`Reverification`).
+    case selfReverifiedOrAdmin = "self_reverified_or_admin"
+    /// uid 0 only, not the admin group: reports only root can make (a password proof, a password login).
+    case root
+}
+
+/// A method's rule with what it needs from the call: a phrase for messages and, for the
+/// self rules, the user the call acts on.
+public struct Access<P>: Sendable {
+    public let rule: AccessRule
+    public let action: String
+    let user: (@Sendable (P) -> String?)?
+    /// For `selfReverifiedOrAdmin`: the call carries a factor of its own (pin.set's old_pin),
+    /// which its handler checks before anything changes; it stands in for a fresh authentication.
+    let factorInCall: (@Sendable (P) -> Bool)?
+
+    init(rule: AccessRule, action: String, user: (@Sendable (P) -> String?)?, factorInCall: (@Sendable (P) -> Bool)? = nil) {
+        self.rule = rule
+        self.action = action
+        self.user = user
+        self.factorInCall = factorInCall
+    }
+
+    public static var anyone: Access { Access(rule: .anyone, action: "", user: nil) }
+    public static func admin(_ action: String) -> Access { Access(rule: .admin, action: action, user: nil) }
+    public static func adminOrLogin(_ action: String) -> Access { Access(rule: .adminOrLogin, action: action, user: nil) }
+    public static func root(_ action: String) -> Access { Access(rule: .root, action: action, user: nil) }
+    public static func selfOrAdmin(_ action: String, user: @escaping @Sendable (P) -> String?) -> Access {
+        Access(rule: .selfOrAdmin, action: action, user: user)
+    }
+    public static func selfReverifiedOrAdmin(_ action: String, user: @escaping @Sendable (P) -> String?,
+                                             factorInCall: (@Sendable (P) -> Bool)? = nil) -> Access {
+        Access(rule: .selfReverifiedOrAdmin, action: action, user: user, factorInCall: factorInCall)
+    }
+}
+
+/// The access decision on one call: a value, decided in one place (`AccessPolicy.decide`).
+public enum AccessDecision: Sendable, Equatable {
+    case allowed
+    case denied
+    /// The user's own change, without a fresh authentication on this connection.
+    case reverificationNeeded
+}
+
 /// SPEC §3: root and the admin group may act on any user; anyone else only on their own name;
 /// 1:N identification needs admin or the login group. Checked before any work is done.
 public struct AccessPolicy: Sendable {
@@ -41,6 +97,54 @@ public struct AccessPolicy: Sendable {
         let isAdmin = uid == 0 || uid == unprivilegedOwner || adminGID.map(groups.contains) == true
         let isLogin = loginGID.map(groups.contains) == true
         return Peer(pid: pid, uid: uid, gid: gid, userName: name, isAdmin: isAdmin, isLogin: isLogin)
+    }
+
+    // MARK: The decision
+
+    /// Whether `peer` may make a call of `rule` acting on `user` (nil: the call names no user);
+    /// `fresh`: the peer authenticated as `user` on this connection within the window.
+    public func decide(_ rule: AccessRule, peer: Peer, user: String?, fresh: Bool) -> AccessDecision {
+        switch rule {
+        case .anyone: return .allowed
+        case .admin: return peer.isAdmin ? .allowed : .denied
+        case .adminOrLogin: return peer.isAdmin || peer.isLogin ? .allowed : .denied
+        case .root: return peer.uid == 0 ? .allowed : .denied
+        case .selfOrAdmin:
+            if peer.isAdmin { return .allowed }
+            guard let user, peer.userName == user else { return .denied }
+            return .allowed
+        case .selfReverifiedOrAdmin:
+            if peer.isAdmin { return .allowed }
+            guard let user, peer.userName == user else { return .denied }
+            return fresh ? .allowed : .reverificationNeeded
+        }
+    }
+
+    /// The error a refused call gets (permission_denied, with what to do).
+    func refusal(_ decision: AccessDecision, rule: AccessRule, action: String, peer: Peer, user: String?) -> RPCError? {
+        switch decision {
+        case .allowed: return nil
+        case .reverificationNeeded:
+            return .app(.permissionDenied, "to \(action) '\(user ?? "")', authenticate first (within \(Reverification.windowSeconds / 60) minutes, on this connection)",
+                        hint: "authctl does this for you: it asks for your face, finger or PIN (auth.authenticate), or your account password if you have no factor yet (auth.password.begin)",
+                        details: ["reverification_required": true, "user": .string(user ?? "")])
+        case .denied:
+            switch rule {
+            case .admin: return permission { () throws(RPCError) in try requireAdmin(peer, action) }
+            case .adminOrLogin: return permission { () throws(RPCError) in try requireAdminOrLogin(peer, action) }
+            case .root:
+                return .app(.permissionDenied, "\(action) is accepted from root only", hint: "it is made by a root-owned component")
+            case .selfOrAdmin, .selfReverifiedOrAdmin:
+                guard let user else { return permission { () throws(RPCError) in try requireAdmin(peer, "\(action) every user") } }
+                return permission { () throws(RPCError) in try requireSelfOrAdmin(peer, user: user, action) }
+            case .anyone: return nil
+            }
+        }
+    }
+
+    private func permission(_ check: () throws(RPCError) -> Void) -> RPCError? {
+        do { try check() } catch { return error }
+        return nil
     }
 
     // MARK: Checks (each throws permission_denied)

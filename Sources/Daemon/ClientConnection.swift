@@ -9,6 +9,8 @@ import Synchronization
 /// Each running call is booked against the uid's share of calls.
 final class ClientConnection: Sendable {
     let peer: Peer
+    /// Users this connection authenticated as lately (changes to their factors are allowed).
+    let reverification = Reverification()
     private let channel: any Channel
     private let methods: MethodTable
     private let shares: UserShares?

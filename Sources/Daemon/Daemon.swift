@@ -43,6 +43,7 @@ public final class Daemon: Sendable {
     let templates: TemplateRepository
     let limits: DaemonLimits
     let keySource: TemplateKey.Source
+    let proofs = PasswordProofs()
     let startedNs = monotonicNanoseconds()
     private let server = Mutex<RPCServer?>(nil)
     private let socketActivated = Atomic<Bool>(false)
@@ -105,9 +106,10 @@ public final class Daemon: Sendable {
             UserMethods(templates: templates, policy: policy, logger: logger),
             face,
             finger,
-            AuthMethods(auth: auth, store: store, policy: policy, quotas: limits.quotas, logger: logger, face: face, finger: finger),
+            AuthMethods(auth: auth, store: store, policy: policy, quotas: limits.quotas, logger: logger, face: face, finger: finger,
+                        proofs: proofs),
         ]
-        var table = MethodTable()
+        var table = MethodTable(policy: policy)
         for group in groups { group.register(in: &table) }
         return table
     }

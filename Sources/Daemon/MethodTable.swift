@@ -13,9 +13,14 @@ public struct CallContext: Sendable {
         guard let request else { return }
         connection.sendEvent(Event(request: request, event))
     }
+
+    /// The caller passed a factor of `user` (or proved the account password): its changes to
+    /// that user's factors are allowed on this connection for `Reverification.windowSeconds`.
+    func authenticated(as user: String) { connection.reverification.record(user) }
 }
 
-/// Method name → handler. Handlers get decoded, validated params.
+/// Method name → access rule and handler. Handlers get decoded, validated params, and run only
+/// when the rule declared with them allows the caller (`AccessPolicy.decide`).
 public struct MethodTable: Sendable {
     public typealias Handler = @Sendable (CallContext, JSONValue?) async throws -> any Encodable & Sendable
     public typealias ImmediateHandler = @Sendable (CallContext, JSONValue?) throws -> any Encodable & Sendable
@@ -27,13 +32,20 @@ public struct MethodTable: Sendable {
     /// "method not found", for methods that exist but cannot run now). nil: -32601.
     var fallback: (@Sendable (String) -> RPCError)?
 
-    public init() {}
+    /// Every method's access rule, by name (a test checks the whole table against the SPEC).
+    public private(set) var rules: [String: AccessRule] = [:]
+    let policy: AccessPolicy
+
+    public init(policy: AccessPolicy) { self.policy = policy }
 
     public mutating func register<P: RPCParams, R: Encodable & Sendable>(
-        _ name: String, _ body: @escaping @Sendable (CallContext, P) async throws -> R
+        _ name: String, _ access: Access<P>, _ body: @escaping @Sendable (CallContext, P) async throws -> R
     ) {
+        rules[name] = access.rule
+        let policy = self.policy
         handlers[name] = { context, params in
             let decoded = try P.decode(from: params)
+            try Self.check(access, decoded, context, policy)
             return try await body(context, decoded)
         }
     }
@@ -41,11 +53,27 @@ public struct MethodTable: Sendable {
     /// Registers a method that never blocks or waits (no I/O, no locks held for long): it runs
     /// on the connection's event loop.
     public mutating func registerImmediate<P: RPCParams, R: Encodable & Sendable>(
-        _ name: String, _ body: @escaping @Sendable (CallContext, P) throws -> R
+        _ name: String, _ access: Access<P>, _ body: @escaping @Sendable (CallContext, P) throws -> R
     ) {
-        let run: ImmediateHandler = { context, params in try body(context, try P.decode(from: params)) }
+        rules[name] = access.rule
+        let policy = self.policy
+        let run: ImmediateHandler = { context, params in
+            let decoded = try P.decode(from: params)
+            try Self.check(access, decoded, context, policy)
+            return try body(context, decoded)
+        }
         immediate[name] = run
         handlers[name] = { context, params in try run(context, params) }
+    }
+
+    /// The one place a call's access is decided, before its handler runs (a refusal changes nothing).
+    static func check<P>(_ access: Access<P>, _ params: P, _ context: CallContext, _ policy: AccessPolicy) throws {
+        let user = access.user?(params)
+        let fresh = (user.map { context.connection.reverification.isFresh($0) } ?? false) || access.factorInCall?(params) == true
+        let decision = policy.decide(access.rule, peer: context.peer, user: user, fresh: fresh)
+        if let error = policy.refusal(decision, rule: access.rule, action: access.action, peer: context.peer, user: user) {
+            throw error
+        }
     }
 
     public var methods: [String] { handlers.keys.sorted() }

@@ -32,8 +32,8 @@ public struct StoreRefusalDaemon: Sendable {
         let shares = UserShares(rules: configuration.shares) { [logger] in logger.warning("\($0)") }
         let activated = Systemd.activatedSocket()
         let refusal = self.refusal, configuration = self.configuration
-        var table = MethodTable()
-        table.registerImmediate(Method.daemonStatus) { (_, _: NoParams) in
+        var table = MethodTable(policy: policy)
+        table.registerImmediate(Method.daemonStatus, .anyone) { (_, _: NoParams) in
             DaemonStatus(version: biometricdVersion, uptimeS: Double(monotonicNanoseconds() - started) / 1e9, pid: getpid(),
                          cameras: [], models: ModelStatus(loaded: [], missing: [], corrupt: [], folders: configuration.modelDirectories),
                          users: 0, activeSessions: 0, clients: 0, socketActivated: activated != nil,

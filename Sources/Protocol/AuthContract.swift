@@ -12,6 +12,56 @@ extension Method {
     public static let keySign = "key.sign"
     public static let keyList = "key.list"
     public static let keyDeregister = "key.deregister"
+    /// A user starts proving their account password (the first factor, issue 20): a nonce.
+    public static let authPasswordBegin = "auth.password.begin"
+    /// The root password helper reports that the user proved it for that nonce (root only).
+    public static let authPasswordProven = "auth.password.proven"
+}
+
+// MARK: auth.password.*
+
+public struct PasswordBeginParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user"]
+    public var user: String
+    public init(user: String) { self.user = user }
+    public func validate() throws(RPCError) { try UserName.validate(user) }
+}
+
+public struct PasswordBeginResult: Codable, Sendable {
+    /// 32 random bytes, base64url without padding (43 characters): give it to the root helper
+    /// with the password; it names this connection's request.
+    public var nonce: String
+    public var expiresS: Int
+    enum CodingKeys: String, CodingKey {
+        case nonce
+        case expiresS = "expires_s"
+    }
+    public init(nonce: String, expiresS: Int) {
+        self.nonce = nonce
+        self.expiresS = expiresS
+    }
+}
+
+public struct PasswordProvenParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "nonce"]
+    public var user: String
+    public var nonce: String
+    public init(user: String, nonce: String) {
+        self.user = user
+        self.nonce = nonce
+    }
+    public func validate() throws(RPCError) {
+        try UserName.validate(user)
+        guard nonce.utf8.count == 43, nonce.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0)
+            || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
+            throw .invalidParams(field: "nonce", "'nonce' must be the 43 base64url characters auth.password.begin gave")
+        }
+    }
+}
+
+public struct OKResult: Codable, Sendable {
+    public var ok: Bool
+    public init(ok: Bool) { self.ok = ok }
 }
 
 /// The factor names of a policy (SPEC §4).

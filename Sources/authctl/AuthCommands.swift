@@ -48,7 +48,7 @@ struct Pin: ParsableCommand {
             if isatty(STDIN_FILENO) != 0 {
                 guard try SecretInput.read("Repeat the new PIN: ") == pin else { throw ValidationError("the PINs differ") }
             }
-            let result: PINResult = try options.connect().call(Method.pinSet, PINSetParams(user: user, pin: pin, oldPIN: old))
+            let result: PINResult = try options.change(Method.pinSet, PINSetParams(user: user, pin: pin, oldPIN: old), user: user)
             try options.output(result) { result.ok ? "PIN set for \(user)" : "wrong current PIN" + Self.left(result.retriesLeft) }
             if !result.ok { throw ExitCode(Exit.refused) }
         }
@@ -119,7 +119,7 @@ struct Auth: ParsableCommand {
                 let params = PolicySetParams(
                     user: user, factors: mode == nil ? factors.split(separator: ",").map(String.init) : nil,
                     mode: mode, requireLiveness: noLiveness ? false : liveness ? true : nil)
-                let result: PolicyResult = try options.connect().call(Method.authPolicySet, params)
+                let result: PolicyResult = try options.change(Method.authPolicySet, params, user: user)
                 try options.output(result) { Show.describe(result) }
             }
         }
@@ -188,7 +188,7 @@ struct Key: ParsableCommand {
         @Option(help: "Authenticator AAID, \"VVVV#MMMM\".") var aaid: String = "4242#0001"
 
         func run() throws {
-            let key: KeyInfo = try options.connect().call(Method.keyRegister, KeyRegisterParams(user: user, appID: appID, aaid: aaid))
+            let key: KeyInfo = try options.change(Method.keyRegister, KeyRegisterParams(user: user, appID: appID, aaid: aaid), user: user)
             try options.output(key) { "key_handle \(key.keyHandle)\n\(key.publicKey)" }
         }
     }

@@ -189,7 +189,7 @@ struct User: ParsableCommand {
         @Argument(help: "User name.") var name: String
 
         func run() throws {
-            let result: DeleteResult = try options.connect().call(Method.userDelete, UserParams(user: name))
+            let result: DeleteResult = try options.change(Method.userDelete, UserParams(user: name), user: name)
             try options.output(result) { "deleted \(name) (\(result.templatesRemoved) templates)" }
         }
     }

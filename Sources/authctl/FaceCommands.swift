@@ -20,9 +20,9 @@ struct Face: ParsableCommand {
         @Option(help: "Give up after this many ms (1000-300000).") var timeout: Int?
 
         func run() throws {
-            let result: FaceEnrollResult = try options.live(Method.faceEnroll, FaceEnrollParams(
+            let result: FaceEnrollResult = try options.change(Method.faceEnroll, FaceEnrollParams(
                 user: user, camera: camera, mode: full ? .full : nil, frames: frames, countdownS: countdown, qualityThreshold: quality,
-                timeoutMs: timeout))
+                timeoutMs: timeout), user: user, live: true)
             try options.output(result) { "enrolled \(user): \(result.templates.count) template(s) from \(result.framesUsed) frames" }
         }
     }

@@ -61,8 +61,8 @@ struct Finger: ParsableCommand {
         @Option(help: "Captures per finger (1-10).") var captures: Int?
 
         func run() throws {
-            let result: FingerEnrollResult = try options.live(Method.fingerEnroll, FingerEnrollParams(
-                user: user, camera: hand.camera, capture: hand.settings, captures: captures))
+            let result: FingerEnrollResult = try options.change(Method.fingerEnroll, FingerEnrollParams(
+                user: user, camera: hand.camera, capture: hand.settings, captures: captures), user: user, live: true)
             try options.output(result) {
                 (["enrolled \(user): \(result.templates.count) finger(s) from \(result.capturesUsed) captures"]
                     + result.templates.map { "  \($0.position)  quality \($0.quality)  \($0.id)" }).joined(separator: "\n")

@@ -83,6 +83,32 @@ final class AccessControlTests: XCTestCase {
         XCTAssertEqual(try asRoot("auth", "status", "alice", "--json").stdout, before.stdout, "nothing changed")
     }
 
+    /// Issue 20: adding a factor needs a fresh authentication of that user (for a first factor,
+    /// the account password through the root helper). Without it the change is refused and
+    /// nothing is stored; another user's account is refused outright; an admin may.
+    func testAddingAFactorNeedsAFreshAuthentication() throws {
+        // No password helper runs here: the password step cannot complete, so nothing may change.
+        let environment = ["BIOMETRICD_PASSWORD_SOCKET": daemon.root + "/no-helper.sock", "PATH": "/usr/bin:/bin"]
+        let own = try runProgram("/usr/sbin/runuser", ["-u", "nobody", "--", authctl] + authctlArgs(["face", "enroll", "nobody", "--countdown", "0"]),
+                                 environment: environment, input: "not-the-password\n")
+        XCTAssertNotEqual(own.status, 0, own.stderr)
+        XCTAssertTrue(own.stderr.contains("confirm it is you"), own.stderr)
+        XCTAssertEqual(try asRoot("user", "show", "nobody").status, 4, "nothing was enrolled for nobody")
+        for change in [["pin", "set", "nobody"], ["auth", "policy", "set", "nobody", "face"], ["key", "register", "nobody", "--app-id", "https://a.example", "--aaid", "4e4e#4005"]] {
+            let r = try runProgram("/usr/sbin/runuser", ["-u", "nobody", "--", authctl] + authctlArgs(change), environment: environment, input: "1234\n1234\n")
+            XCTAssertNotEqual(r.status, 0, "\(change): \(r.stderr)")
+        }
+        XCTAssertEqual(try asRoot("user", "show", "nobody").status, 4, "no PIN, policy or key stored for nobody either")
+        // Another user's account: refused before any authentication is asked for.
+        let other = try asNobody("face", "enroll", "alice", "--countdown", "0")
+        XCTAssertEqual(other.status, 1)
+        XCTAssertTrue(other.stderr.contains("may not enrol"), other.stderr)
+        XCTAssertFalse(other.stderr.contains("confirm it is you"), other.stderr)
+        // An admin needs no re-verification (this daemon has no models: it fails later, not on access).
+        let admin = try asRoot("face", "enroll", "alice", "--countdown", "0")
+        XCTAssertFalse(admin.stderr.contains("confirm") || admin.stderr.contains("permission"), admin.stderr)
+    }
+
     func testNobodyCannotTouchAnotherUsersFingers() throws {
         for arguments in [["finger", "list", "alice"], ["finger", "remove", "alice"], ["finger", "enroll", "alice"],
                           ["finger", "verify", "alice"], ["finger", "list", "--all"], ["finger", "capture"], ["finger", "identify"]] {

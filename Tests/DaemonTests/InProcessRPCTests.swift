@@ -50,10 +50,10 @@ final class DispatchTests: XCTestCase {
     /// A table with an immediate method, an async one, one that runs until canceled (emitting an
     /// event first), and the daemon's own session.cancel.
     static var table: MethodTable {
-        var table = MethodTable()
-        table.registerImmediate("t.ping") { (_, _: NoParams) in Pong() }
-        table.register("t.echo") { (_, p: UserParams) in Echo(user: p.user) }
-        table.register("t.wait") { (context, _: NoParams) -> Pong in
+        var table = MethodTable(policy: AccessPolicy(adminGroup: "biometric-admin", loginGroup: "biometric-login"))
+        table.registerImmediate("t.ping", .anyone) { (_, _: NoParams) in Pong() }
+        table.register("t.echo", .anyone) { (_, p: UserParams) in Echo(user: p.user) }
+        table.register("t.wait", .anyone) { (context, _: NoParams) -> Pong in
             context.emit(Started())
             while true { try await Task.sleep(nanoseconds: 5_000_000) }
         }

@@ -16,17 +16,22 @@ struct AuthMethods: MethodGroup {
     let logger: Logger
     let face: FaceMethods
     let finger: FingerMethods
+    /// Account-password proofs under way (auth.password.begin → root helper → auth.password.proven).
+    let proofs: PasswordProofs
 
     func register(in table: inout MethodTable) {
-        table.register(Method.pinSet) { [self] (context, p: PINSetParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "set the PIN of")
+        // A change to the user's factors: fresh authentication, or the old PIN passed in this
+        // call (checked below before anything changes).
+        table.register(Method.pinSet, .selfReverifiedOrAdmin("set the PIN of", user: { $0.user }, factorInCall: { $0.oldPIN != nil })) {
+            [self] (context, p: PINSetParams) in
             try auth.checkFormat(p.pin)
-            // Replacing a PIN needs the old one, unless an administrator does it (which also
-            // unlocks a locked PIN).
-            if try store.pin(user: p.user) != nil && !context.peer.isAdmin {
-                guard let old = p.oldPIN else {
-                    throw RPCError.app(.permissionDenied, "changing a PIN needs the old PIN ('old_pin')",
-                                       hint: "give the current PIN, or ask an administrator to reset it")
+            // Admitted on the strength of old_pin alone (not freshly authenticated, not an admin):
+            // the old PIN must be right. An administrator's set also unlocks a locked PIN.
+            if !context.peer.isAdmin && !context.connection.reverification.isFresh(p.user) {
+                guard try store.pin(user: p.user) != nil, let old = p.oldPIN else {
+                    throw RPCError.app(.permissionDenied, "setting a PIN needs a fresh authentication or the old PIN ('old_pin')",
+                                       hint: "authenticate first (face, finger, or your account password if you have no factor yet)",
+                                       details: ["reverification_required": true, "user": .string(p.user)])
                 }
                 let check = try await auth.verifyPIN(user: p.user, pin: old, caller: context.peer.uid)
                 guard check.ok else {
@@ -37,14 +42,27 @@ struct AuthMethods: MethodGroup {
             try await auth.setPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
             return PINResult(ok: true, retriesLeft: try store.pin(user: p.user)?.retriesLeft(maxRetries: auth.pinMaxRetries))
         }
-        table.register(Method.pinVerify) { [self] (context, p: PINVerifyParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "verify the PIN of")
+        table.register(Method.pinVerify, .selfOrAdmin("verify the PIN of") { $0.user }) { [self] (context, p: PINVerifyParams) in
             let outcome = try await auth.verifyPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
+            if outcome.ok { context.authenticated(as: p.user) }
             await auth.holdReply()
             return PINResult(ok: outcome.ok, retriesLeft: outcome.retriesLeft)
         }
-        table.register(Method.pinReset) { [self] (context, p: PINResetParams) in
-            try policy.requireAdmin(context.peer, "pin.reset")
+        table.register(Method.authPasswordBegin, .selfOrAdmin("prove the password of") { $0.user }) { [self] (context, p: PasswordBeginParams) in
+            guard let nonce = proofs.begin(user: p.user, connection: context.connection) else {
+                throw Admission.refused(.queuePerUser, max: PasswordProofs.maxPendingPerUser).error!
+            }
+            return PasswordBeginResult(nonce: nonce, expiresS: PasswordProofs.lifetimeSeconds)
+        }
+        // Only root's report counts: the helper that ran PAM (biometricd-password) runs as root.
+        table.register(Method.authPasswordProven, .root("auth.password.proven")) { [self] (context, p: PasswordProvenParams) in
+            guard proofs.proven(user: p.user, nonce: p.nonce) else {
+                throw RPCError.app(.notFound, "no password proof of '\(p.user)' waits for that nonce (expired, used, or its connection closed)")
+            }
+            logger.notice("account password of '\(p.user)' proven (reported by uid \(context.peer.uid))")
+            return OKResult(ok: true)
+        }
+        table.register(Method.pinReset, .admin("pin.reset")) { [self] (context, p: PINResetParams) in
             do {
                 try store.resetPIN(user: p.user, removePIN: p.removePIN ?? false)
             } catch StoreError.notFound {
@@ -55,15 +73,13 @@ struct AuthMethods: MethodGroup {
             return PINResult(ok: true, retriesLeft: pin?.retriesLeft(maxRetries: auth.pinMaxRetries))
         }
 
-        table.register(Method.authPolicyGet) { [self] (context, p: UserParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "read the policy of")
+        table.register(Method.authPolicyGet, .selfOrAdmin("read the policy of") { $0.user }) { [self] (context, p: UserParams) in
             guard let current = try store.policy(user: p.user) else {
                 throw RPCError.userNotEnrolled(p.user)
             }
             return Self.wire(current, user: p.user)
         }
-        table.register(Method.authPolicySet) { [self] (context, p: PolicySetParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "set the policy of")
+        table.register(Method.authPolicySet, .selfReverifiedOrAdmin("set the policy of") { $0.user }) { [self] (context, p: PolicySetParams) in
             var next = try store.policy(user: p.user) ?? AuthPolicy()
             if let mode = p.mode.flatMap({ AuthPolicy.Mode(rawValue: $0.rawValue) }) { next.factors = mode.factors }
             if let factors = p.factors { next.factors = factors.compactMap(Factor.init(rawValue:)) }
@@ -78,20 +94,18 @@ struct AuthMethods: MethodGroup {
             logger.notice("policy of '\(p.user)' set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
             return Self.wire(next, user: p.user)
         }
-        table.register(Method.authStatus) { [self] (context, p: UserParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "read the authentication status of")
+        table.register(Method.authStatus, .selfOrAdmin("read the authentication status of") { $0.user }) { [self] (context, p: UserParams) in
             return try auth.status(user: p.user)
         }
-        table.register(Method.authAuthenticate) { [self] (context, p: AuthenticateParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "authenticate")
+        table.register(Method.authAuthenticate, .selfOrAdmin("authenticate") { $0.user }) { [self] (context, p: AuthenticateParams) in
             let result = try await authenticate(user: p.user, override: p.factors?.compactMap(Factor.init(rawValue:)), pin: p.pin,
                                                 camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context)
+            if result.ok { context.authenticated(as: p.user) }
             await auth.holdReply()
             return result
         }
 
-        table.register(Method.keyRegister) { [self] (context, p: KeyRegisterParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "register a key for")
+        table.register(Method.keyRegister, .selfReverifiedOrAdmin("register a key for") { $0.user }) { [self] (context, p: KeyRegisterParams) in
             let key = BoundKey.generate()
             let record = try store.addKey(user: p.user, appID: p.appID, aaid: p.aaid, handle: key.handle,
                                           publicKeyPEM: key.publicKeyPEM, privateKey: key.privateKey,
@@ -99,12 +113,10 @@ struct AuthMethods: MethodGroup {
             logger.notice("key registered for '\(p.user)' (\(p.aaid), app \(p.appID.prefix(60)))")
             return Self.wire(record)
         }
-        table.register(Method.keyList) { [self] (context, p: UserParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "list the keys of")
+        table.register(Method.keyList, .selfOrAdmin("list the keys of") { $0.user }) { [self] (context, p: UserParams) in
             return KeyListResult(keys: try store.keys(user: p.user).map(Self.wire))
         }
-        table.register(Method.keyDeregister) { [self] (context, p: KeyDeregisterParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "deregister the keys of")
+        table.register(Method.keyDeregister, .selfOrAdmin("deregister the keys of") { $0.user }) { [self] (context, p: KeyDeregisterParams) in
             do {
                 let n = try store.removeKeys(user: p.user, handle: p.keyHandle)
                 logger.notice("\(n) key(s) of '\(p.user)' deregistered")
@@ -113,8 +125,7 @@ struct AuthMethods: MethodGroup {
                 throw RPCError.app(.notFound, "no key '\(p.keyHandle ?? "")' for user '\(p.user)'")
             }
         }
-        table.register(Method.keySign) { [self] (context, p: KeySignParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "sign with a key of")
+        table.register(Method.keySign, .selfOrAdmin("sign with a key of") { $0.user }) { [self] (context, p: KeySignParams) in
             // Another user's key answers like an unknown one.
             guard let key = try store.key(handle: p.keyHandle), key.user == p.user else {
                 throw RPCError.app(.notFound, "no key '\(p.keyHandle)' for user '\(p.user)'", hint: "list keys with authctl key list")

@@ -21,13 +21,13 @@ struct CameraMethods: MethodGroup {
     var cameras: CameraRegistry { sessions.cameras }
 
     func register(in table: inout MethodTable) {
-        table.register(Method.cameraList) { [self] (_, _: NoParams) in
+        table.register(Method.cameraList, .anyone) { [self] (_, _: NoParams) in
             cameras.devices.map { $0.description.wire(busy: cameras.isBusy($0.id)) }
         }
 
         // Answers with the cameras now, then sends camera.added / camera.removed events tied to
         // this request until session.cancel or disconnect.
-        table.register(Method.cameraWatch) { [self] (context, _: NoParams) in
+        table.register(Method.cameraWatch, .anyone) { [self] (context, _: NoParams) in
             guard let request = context.request else {
                 throw RPCError.invalidRequest("camera.watch needs an id: its events are tied to it")
             }
@@ -42,8 +42,7 @@ struct CameraMethods: MethodGroup {
         }
 
         // Howdy's snapshot: lets an admin see what the camera sees (exposure, IR emitter, framing).
-        table.register(Method.cameraSnapshot) { [self] (context, params: SnapshotParams) in
-            try policy.requireAdmin(context.peer, "camera.snapshot")
+        table.register(Method.cameraSnapshot, .admin("camera.snapshot")) { [self] (context, params: SnapshotParams) in
             let warmup = SnapshotParams.warmupFrames(params.warmupFrames)
             let timeout = SnapshotParams.timeoutMs(params.timeoutMs)
             return try await sessions.withSession(params.camera) { capture, lease in

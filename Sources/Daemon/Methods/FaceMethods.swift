@@ -21,50 +21,39 @@ struct FaceMethods: MethodGroup {
     var store: TemplateStore { templates.store }
 
     func register(in table: inout MethodTable) {
-        table.register(Method.faceEnroll) { [self] (context, p: FaceEnrollParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "enrol")
+        table.register(Method.faceEnroll, .selfReverifiedOrAdmin("enrol") { $0.user }) { [self] (context, p: FaceEnrollParams) in
             return try await enroll(p, context)
         }
-        table.register(Method.faceVerify) { [self] (context, p: FaceVerifyParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "verify")
+        table.register(Method.faceVerify, .selfOrAdmin("verify") { $0.user }) { [self] (context, p: FaceVerifyParams) in
             try checkCallerMay(p.capture, context.peer)
             return try await verify(p, context)
         }
-        table.register(Method.faceIdentify) { [self] (context, p: FaceIdentifyParams) in
-            try policy.requireAdminOrLogin(context.peer, "face.identify")
+        table.register(Method.faceIdentify, .adminOrLogin("face.identify")) { [self] (context, p: FaceIdentifyParams) in
             try checkCallerMay(p.capture, context.peer)
             return try await identify(p, context)
         }
-        table.register(Method.faceList) { [self] (context, p: FaceListParams) in
-            if let user = p.user {
-                try policy.requireSelfOrAdmin(context.peer, user: user, "list the faces of")
-            } else {
-                try policy.requireAdmin(context.peer, "face.list of every user")
-            }
+        table.register(Method.faceList, .selfOrAdmin("list the faces of") { $0.user }) { [self] (context, p: FaceListParams) in
             let infos = try store.templates(user: p.user, modality: .face)
             return FaceListResult(templates: infos.map {
                 FaceTemplateInfo(id: $0.id, user: $0.user, created: $0.created, quality: Int($0.quality),
                                  pose: Self.metaValue($0.meta, "pose") ?? "front")
             })
         }
-        table.register(Method.faceRemove) { [self] (context, p: FaceRemoveParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "remove the faces of")
+        table.register(Method.faceRemove, .selfOrAdmin("remove the faces of") { $0.user }) { [self] (context, p: FaceRemoveParams) in
             guard try store.user(named: p.user) != nil else {
                 throw RPCError.userNotEnrolled(p.user)
             }
             let n = try templates.removeTemplates(user: p.user, modality: .face, id: p.templateID)
             return RemovedResult(removed: n)
         }
-        table.register(Method.faceAdd) { [self] (context, p: FaceAddParams) in
-            try policy.requireAdmin(context.peer, "face.add")
+        table.register(Method.faceAdd, .admin("face.add")) { [self] (context, p: FaceAddParams) in
             let template = try Self.decodeTemplate(p.template, field: "template")
             let info = try templates.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
                                              meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: template.data,
                                              quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))
             return TemplateIDs(templates: [info.id])
         }
-        table.register(Method.faceExport) { [self] (context, p: UserParams) in
-            try policy.requireAdmin(context.peer, "face.export")
+        table.register(Method.faceExport, .admin("face.export")) { [self] (context, p: UserParams) in
             guard try store.user(named: p.user) != nil else {
                 throw RPCError.userNotEnrolled(p.user)
             }
@@ -73,8 +62,7 @@ struct FaceMethods: MethodGroup {
             }
             return FaceExportResult(user: p.user, faces: items)
         }
-        table.register(Method.faceSet) { [self] (context, p: FaceSetParams) in
-            try policy.requireAdmin(context.peer, "face.set")
+        table.register(Method.faceSet, .admin("face.set")) { [self] (context, p: FaceSetParams) in
             // Decode every template first: a bad one changes nothing.
             let faces = try p.faces.enumerated().map { try Self.decodeTemplate($1, field: "faces[\($0)]") }
             if try store.user(named: p.user) != nil {
@@ -86,8 +74,7 @@ struct FaceMethods: MethodGroup {
                 quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))
             return TemplateIDs(templates: added.map(\.id))
         }
-        table.register(Method.faceReset) { [self] (context, _: NoParams) in
-            try policy.requireAdmin(context.peer, "face.reset")
+        table.register(Method.faceReset, .admin("face.reset")) { [self] (context, _: NoParams) in
             var removed = 0
             for user in try store.listUsers() where user.faceTemplates > 0 {
                 removed += try templates.removeTemplates(user: user.name, modality: .face, id: nil)
@@ -95,13 +82,11 @@ struct FaceMethods: MethodGroup {
             logger.notice("face.reset by uid \(context.peer.uid): \(removed) templates removed")
             return RemovedResult(removed: removed)
         }
-        table.register(Method.faceExtract) { [self] (context, p: FaceExtractParams) in
-            try policy.requireAdmin(context.peer, "face.extract")
+        table.register(Method.faceExtract, .admin("face.extract")) { [self] (context, p: FaceExtractParams) in
             let pipeline = try await face.pipeline()
             return try await extract(p.image, field: "image", pipeline: pipeline, caller: context.peer.uid)
         }
-        table.register(Method.faceMatch) { [self] (context, p: FaceMatchParams) in
-            try policy.requireAdmin(context.peer, "face.match")
+        table.register(Method.faceMatch, .admin("face.match")) { [self] (context, p: FaceMatchParams) in
             let threshold = FaceMatchParams.matchingThreshold(p.matchingThreshold)
             // An image is embedded as what it stands for: the probe like a live frame, the
             // reference like an enrolment (the pairing the score calibration is fitted on).

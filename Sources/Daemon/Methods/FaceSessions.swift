@@ -66,6 +66,7 @@ extension FaceMethods {
         }
         let durationMs = elapsedMilliseconds(since: started)
         auth.recordBiometric(p.user, success: outcome.matched, modality: "face")
+        if outcome.matched { context.authenticated(as: p.user) }
         logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) in \(durationMs) ms")
         return FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
                                 liveness: outcome.liveness, livenessScore: outcome.livenessScore,

@@ -20,22 +20,18 @@ struct FingerMethods: MethodGroup {
 
     func register(in table: inout MethodTable) {
         // Hands out camera content (print images), like camera.snapshot: admin only.
-        table.register(Method.fingerCapture) { [self] (context, p: FingerCaptureRequest) in
-            try policy.requireAdmin(context.peer, "finger.capture")
+        table.register(Method.fingerCapture, .admin("finger.capture")) { [self] (context, p: FingerCaptureRequest) in
             return try await capture(p, context)
         }
-        table.register(Method.fingerEnroll) { [self] (context, p: FingerEnrollParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "enrol the fingers of")
+        table.register(Method.fingerEnroll, .selfReverifiedOrAdmin("enrol the fingers of") { $0.user }) { [self] (context, p: FingerEnrollParams) in
             return try await enroll(p, context)
         }
-        table.register(Method.fingerVerify) { [self] (context, p: FingerAuthParams) in
+        table.register(Method.fingerVerify, .selfOrAdmin("verify the fingers of") { $0.user }) { [self] (context, p: FingerAuthParams) in
             guard let user = p.user else { throw RPCError.invalidParams(field: "user", "missing required parameter 'user'") }
-            try policy.requireSelfOrAdmin(context.peer, user: user, "verify the fingers of")
             try checkCallerMay(p, context.peer)
             return try await verify(p, user: user, context)
         }
-        table.register(Method.fingerIdentify) { [self] (context, p: FingerAuthParams) in
-            try policy.requireAdminOrLogin(context.peer, "finger.identify")
+        table.register(Method.fingerIdentify, .adminOrLogin("finger.identify")) { [self] (context, p: FingerAuthParams) in
             guard p.user == nil else { throw RPCError.invalidParams(field: "user", "finger.identify takes no 'user': it finds one") }
             try checkCallerMay(p, context.peer)
             let gallery = try templates.fingerGallery()
@@ -50,8 +46,7 @@ struct FingerMethods: MethodGroup {
                                         liveness: outcome.liveness,
                                         durationMs: Int((monotonicNanoseconds() - started) / 1_000_000))
         }
-        table.register(Method.fingerExtract) { [self] (context, p: FingerExtractParams) in
-            try policy.requireAdmin(context.peer, "finger.extract")
+        table.register(Method.fingerExtract, .admin("finger.extract")) { [self] (context, p: FingerExtractParams) in
             let finger = self.finger
             let dpi = FingerExtractParams.dpi(p.dpi)
             let template = try await limits.images.run(owner: context.peer.uid) {
@@ -62,8 +57,7 @@ struct FingerMethods: MethodGroup {
             return FingerExtractResult(template: Data(bytes).base64EncodedString(), format: format,
                                        minutiae: template.minutiae.map(\.wire), quality: template.quality)
         }
-        table.register(Method.fingerMatch) { [self] (context, p: FingerMatchParams) in
-            try policy.requireAdmin(context.peer, "finger.match")
+        table.register(Method.fingerMatch, .admin("finger.match")) { [self] (context, p: FingerMatchParams) in
             let threshold = FingerMatchParams.threshold(p.threshold)
             let finger = self.finger
             let dpi = FingerMatchParams.dpi(p.dpi)
@@ -73,19 +67,13 @@ struct FingerMethods: MethodGroup {
             let score = finger.matcher.score(probe: probe, reference: reference)
             return MatchResult(score: score, match: score >= threshold, threshold: threshold)
         }
-        table.register(Method.fingerList) { [self] (context, p: FingerListParams) in
-            if let user = p.user {
-                try policy.requireSelfOrAdmin(context.peer, user: user, "list the fingers of")
-            } else {
-                try policy.requireAdmin(context.peer, "finger.list of every user")
-            }
+        table.register(Method.fingerList, .selfOrAdmin("list the fingers of") { $0.user }) { [self] (context, p: FingerListParams) in
             return FingerListResult(templates: try store.templates(user: p.user, modality: .finger).map {
                 FingerTemplateInfo(id: $0.id, user: $0.user, position: $0.position ?? "unknown", created: $0.created,
                                    quality: Int($0.quality))
             })
         }
-        table.register(Method.fingerRemove) { [self] (context, p: FingerRemoveParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: p.user, "remove the fingers of")
+        table.register(Method.fingerRemove, .selfOrAdmin("remove the fingers of") { $0.user }) { [self] (context, p: FingerRemoveParams) in
             guard try store.user(named: p.user) != nil else {
                 throw RPCError.userNotEnrolled(p.user)
             }
@@ -120,6 +108,7 @@ extension FingerMethods {
             throw error
         }
         auth.recordBiometric(user, success: outcome.matched, modality: "finger")
+        if outcome.matched { context.authenticated(as: user) }
         let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
         logger.info("finger.verify \(user): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
         return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: threshold(p, context.peer),

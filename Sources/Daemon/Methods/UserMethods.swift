@@ -18,13 +18,11 @@ struct UserMethods: MethodGroup {
     var store: TemplateStore { templates.store }
 
     func register(in table: inout MethodTable) {
-        table.register(Method.userList) { [self] (context, _: NoParams) in
-            try policy.requireAdmin(context.peer, "user.list")
+        table.register(Method.userList, .admin("user.list")) { [self] (context, _: NoParams) in
             return UserList(users: try store.listUsers().map(\.wire))
         }
 
-        table.register(Method.userGet) { [self] (context, params: UserParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: params.user, "read")
+        table.register(Method.userGet, .selfOrAdmin("read") { $0.user }) { [self] (context, params: UserParams) in
             guard let user = try store.user(named: params.user) else {
                 throw RPCError.userNotEnrolled(params.user)
             }
@@ -32,8 +30,7 @@ struct UserMethods: MethodGroup {
         }
 
         // Removes the user and every template of theirs, in one transaction.
-        table.register(Method.userDelete) { [self] (context, params: UserParams) in
-            try policy.requireSelfOrAdmin(context.peer, user: params.user, "delete")
+        table.register(Method.userDelete, .selfReverifiedOrAdmin("delete") { $0.user }) { [self] (context, params: UserParams) in
             do {
                 let removed = try templates.deleteUser(named: params.user)
                 logger.notice("user '\(params.user)' deleted by uid \(context.peer.uid) (\(removed) templates)")

@@ -1,0 +1,66 @@
+@testable import BiometricDaemon
+import BiometricProtocol
+import Foundation
+import Logging
+import XCTest
+
+/// Every method of the daemon declares its access rule where it is registered; this is the
+/// whole table, checked against SPEC §3/§4 and issue 20. A method added without a row here, or
+/// a rule changed, fails: the matrix is what a reviewer reads.
+final class AccessMatrixTests: XCTestCase {
+    static let expected: [String: AccessRule] = [
+        "daemon.status": .anyone, "session.cancel": .anyone, "camera.list": .anyone, "camera.watch": .anyone,
+        "camera.snapshot": .admin,
+        "user.list": .admin, "user.get": .selfOrAdmin, "user.delete": .selfReverifiedOrAdmin,
+        "face.enroll": .selfReverifiedOrAdmin, "face.verify": .selfOrAdmin, "face.identify": .adminOrLogin,
+        "face.list": .selfOrAdmin, "face.remove": .selfOrAdmin,
+        "face.add": .admin, "face.export": .admin, "face.set": .admin, "face.reset": .admin,
+        "face.extract": .admin, "face.match": .admin,
+        "finger.capture": .admin, "finger.enroll": .selfReverifiedOrAdmin, "finger.verify": .selfOrAdmin,
+        "finger.identify": .adminOrLogin, "finger.extract": .admin, "finger.match": .admin,
+        "finger.list": .selfOrAdmin, "finger.remove": .selfOrAdmin,
+        "pin.set": .selfReverifiedOrAdmin, "pin.verify": .selfOrAdmin, "pin.reset": .admin,
+        "auth.policy.get": .selfOrAdmin, "auth.policy.set": .selfReverifiedOrAdmin, "auth.status": .selfOrAdmin,
+        "auth.authenticate": .selfOrAdmin, "auth.password.begin": .selfOrAdmin, "auth.password.proven": .root,
+        "key.register": .selfReverifiedOrAdmin, "key.list": .selfOrAdmin, "key.deregister": .selfOrAdmin, "key.sign": .selfOrAdmin,
+    ]
+
+    func testEveryMethodDeclaresTheExpectedRule() throws {
+        let root = "/tmp/bmd-matrix-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var configuration = DaemonConfiguration()
+        configuration.socketPath = root + "/s"
+        configuration.stateDirectory = root + "/state"
+        configuration.modelDirectories = [root + "/no-models"]
+        configuration.cameras = [try .init(parsing: "replay:\(lfw)/Aaron_Eckhart?fps=5")]
+        let daemon = try Daemon(configuration: configuration, logger: Logger(label: "test"))
+        let table = daemon.methodTable
+        XCTAssertEqual(Set(table.methods), Set(table.rules.keys), "every handler has a rule")
+        for method in table.methods {
+            XCTAssertEqual(table.rules[method], Self.expected[method], "\(method): declared \(table.rules[method].map(\.rawValue) ?? "none")")
+        }
+        XCTAssertEqual(Set(table.methods), Set(Self.expected.keys), "the matrix lists exactly the daemon's methods")
+    }
+
+    /// The decision itself, per rule and caller.
+    func testDecisions() {
+        let policy = AccessPolicy(adminGroup: "biometric-admin", loginGroup: "biometric-login", daemonUID: 0)
+        let alice = Peer(pid: 1, uid: 1000, gid: 1000, userName: "alice", isAdmin: false, isLogin: false)
+        let greeter = Peer(pid: 1, uid: 115, gid: 115, userName: "gdm", isAdmin: false, isLogin: true)
+        let admin = Peer(pid: 1, uid: 0, gid: 0, userName: "root", isAdmin: true, isLogin: false)
+        let adminGroupMember = Peer(pid: 1, uid: 1001, gid: 1001, userName: "ops", isAdmin: true, isLogin: false)
+        XCTAssertEqual(policy.decide(.selfReverifiedOrAdmin, peer: alice, user: "alice", fresh: false), .reverificationNeeded)
+        XCTAssertEqual(policy.decide(.selfReverifiedOrAdmin, peer: alice, user: "alice", fresh: true), .allowed)
+        XCTAssertEqual(policy.decide(.selfReverifiedOrAdmin, peer: alice, user: "bob", fresh: true), .denied, "fresh as alice is not bob")
+        XCTAssertEqual(policy.decide(.selfReverifiedOrAdmin, peer: admin, user: "bob", fresh: false), .allowed)
+        XCTAssertEqual(policy.decide(.selfOrAdmin, peer: alice, user: "alice", fresh: false), .allowed)
+        XCTAssertEqual(policy.decide(.selfOrAdmin, peer: alice, user: nil, fresh: false), .denied, "no user named: admin only")
+        XCTAssertEqual(policy.decide(.adminOrLogin, peer: greeter, user: nil, fresh: false), .allowed)
+        XCTAssertEqual(policy.decide(.adminOrLogin, peer: alice, user: nil, fresh: false), .denied)
+        XCTAssertEqual(policy.decide(.root, peer: adminGroupMember, user: nil, fresh: false), .denied, "root means uid 0")
+        XCTAssertEqual(policy.decide(.root, peer: admin, user: nil, fresh: false), .allowed)
+        XCTAssertEqual(policy.decide(.admin, peer: greeter, user: nil, fresh: false), .denied)
+        XCTAssertEqual(policy.decide(.anyone, peer: greeter, user: nil, fresh: false), .allowed)
+    }
+}
