@@ -12,6 +12,8 @@
 # Environment:
 #   PASSWORD_HELPER  the helper under test (default: built here with scripts/build-password-helper.sh)
 #   FUZZ_N           hostile requests in the fuzz loop (default 400)
+#   SANITIZE=1       test an ASan+UBSan build of the helper instead (made here with $CC, default
+#                    cc); the fuzz then also catches memory errors that do not crash
 #
 # Every case prints one line ("ok ..." or "FAIL ..."); the last line is "N passed, M failed".
 # Bounded: the whole run takes about 20-30 s (a hard limit of 60 s ends it).
@@ -57,7 +59,16 @@ trap cleanup EXIT
 trap 'bad "interrupted, or over the 60 s limit"; finish' INT TERM
 
 HELPER=${PASSWORD_HELPER:-}
-if [ -z "$HELPER" ]; then
+if [ -z "$HELPER" ] && [ "${SANITIZE:-0}" = 1 ]; then
+    # -lcrypt up front: ASan intercepts crypt_r, and when libcrypt only arrives later with
+    # pam_unix (dlopen), the interceptor has no real function to call and jumps to 0.
+    HELPER=$T/biometricd-password-asan
+    "${CC:-cc}" -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+        -Wall -Wextra -Werror -DBIOMETRICD_PASSWORD_HELPER -I"$REPO/Sources/PAM/include" -o "$HELPER" \
+        "$REPO/Sources/PAM/password_helper.c" "$REPO/Sources/PAM/bjson.c" -lpam -lsystemd -Wl,--no-as-needed -lcrypt \
+        || { bad "sanitizer build"; finish; }
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
+elif [ -z "$HELPER" ]; then
     HELPER=$("$REPO/scripts/build-password-helper.sh" "$T/biometricd-password") || { bad "helper build"; finish; }
 fi
 [ -x "$HELPER" ] || { bad "no helper at $HELPER"; finish; }
@@ -248,6 +259,7 @@ check "after the fuzz: right password -> ok:true" '^\{"ok":true\}$' "$out" "$c0"
 # 9. The password never appears in the helper's log (or in the daemon's).
 if grep -qF -e "$PW" -e "horse" -e "battery" "$HLOG" "$DLOG"; then bad "the password appears in a log"
 else ok "the password is in no log ($(wc -l <"$HLOG") helper log lines)"; fi
+if grep -q -e "ERROR: AddressSanitizer" -e "runtime error:" -e "ended by signal" "$HLOG"; then bad "crash or sanitizer report: $(grep -m1 -A3 -e ERROR -e "runtime error" -e "ended by signal" "$HLOG")"; fi
 grep -q "outcome=wrong_password" "$HLOG" && grep -q "outcome=ok" "$HLOG" && ok "outcomes are logged" || bad "log: $(head -c 400 "$HLOG")"
 kill "$HPID"; wait "$HPID" 2>/dev/null
 [ ! -e "$HSOCK" ] && ok "SIGTERM: helper exits and removes its socket" || bad "socket left after SIGTERM"
