@@ -61,32 +61,23 @@ final class AuthService: Sendable {
         }
     }
 
-    /// Counts a biometric attempt of a known user (a success starts the count again).
-    func recordBiometric(_ user: String, success: Bool, modality: String) {
+    /// Counts a biometric attempt of a known user by its verdict: a match starts the count
+    /// again, a no-match or a presentation attack is one more failure, nothing judged leaves it.
+    func record(_ user: String, _ verdict: AttemptVerdict, modality: String) {
+        let effect = verdict.lockoutEffect
+        guard effect != .none else { return }
         do {
             let rules = lockoutRules
             let state = try store.updateLockout(user: user) { state in
-                if success { state.recordSuccess() } else { state.recordFailure(now: Self.now, rules: rules) }
+                if effect == .reset { state.recordSuccess() } else { state.recordFailure(now: Self.now, rules: rules) }
             }
-            if !success {
-                logger.notice("\(modality) failure for '\(user)': \(state.failures) in a row\(state.requiresPIN ? ", locked until PIN" : state.lockedUntil > Self.now ? ", locked for \(rules.lockSeconds) s" : "")")
+            if effect == .countFailure {
+                logger.notice("\(modality) failure for '\(user)' (\(verdict)): \(state.failures) in a row\(state.requiresPIN ? ", locked until PIN" : state.lockedUntil > Self.now ? ", locked for \(rules.lockSeconds) s" : "")")
             }
         } catch StoreError.notFound {
             // No such user: nothing to count (verify refused them before any capture).
         } catch {
             logger.error("cannot record a \(modality) attempt of '\(user)': \(error)")
-        }
-    }
-
-    /// Whether a failed biometric call counts as an attempt: a failed liveness check does, and
-    /// so does a timeout with a face or finger in view; a cancel, a lost camera or a timeout
-    /// with nobody in front of the camera does not.
-    static func countsAsFailure(_ error: any Error) -> Bool {
-        guard let rpc = error as? RPCError else { return false }
-        switch rpc.errorReason {
-        case .spoofDetected?, .blinkTimeout?: return true
-        case .timeout?: return rpc.data?["face_seen"] == .bool(true)
-        default: return false
         }
     }
 

@@ -8,6 +8,10 @@ extension RPCError {
         switch error {
         case let e as RPCError:
             return e
+        case SessionFailure.face(let failure):
+            return RPCError(failure)
+        case SessionFailure.finger(let failure):
+            return RPCError(failure)
         case is CancellationError:
             return .app(.canceled, "the call was canceled")
         case let e as CameraError:

@@ -25,7 +25,7 @@ enum SecretInput {
             return Swift.readLine(strippingNewline: true) ?? ""
         }
         guard let line = Swift.readLine(strippingNewline: true) else {
-            throw ValidationError("no PIN on standard input")
+            throw ValidationError("nothing on standard input (a PIN or password is read from there when it is not a terminal)")
         }
         return line
     }

@@ -42,7 +42,7 @@ extension GlobalOptions {
             let renderer = ProgressRenderer(json: json)
             // A PIN is asked for only when it is the user's one factor; a face or finger is tried first.
             let biometric = (status?.faceTemplates ?? 0) > 0 || (status?.fingerTemplates ?? 0) > 0
-            let pin = biometric ? nil : try SecretInput.read("PIN for \(user): ")
+            let pin = biometric ? nil : try? SecretInput.read("PIN for \(user): ")
             let result: AuthenticateResult? = try? client.call(Method.authAuthenticate, AuthenticateParams(user: user, pin: pin)) {
                 renderer.render($0)
             }
@@ -57,7 +57,13 @@ extension GlobalOptions {
     /// PAM and tells the daemon. The password goes to the helper only, never to the daemon.
     func provePassword(_ client: BiometricClient, user: String) throws {
         let begun: PasswordBeginResult = try client.call(Method.authPasswordBegin, PasswordBeginParams(user: user))
-        var password = try SecretInput.read("Password for \(user): ")
+        var password: String
+        do {
+            password = try SecretInput.read("Password for \(user): ")
+        } catch {
+            FileHandle.standardError.write(Data("authctl: cannot confirm it is you: no password given\n".utf8))
+            throw ExitCode(Exit.refused)
+        }
         defer { password = String(repeating: "\0", count: password.utf8.count) }
         let path = ProcessInfo.processInfo.environment["BIOMETRICD_PASSWORD_SOCKET"] ?? "/run/biometricd/password.sock"
         let request = try JSONSerialization.data(withJSONObject: ["user": user, "nonce": begun.nonce, "password": password])

@@ -200,3 +200,120 @@ final class CallerLimitsTests: XCTestCase {
         XCTAssertEqual(limits.liveness(skipped: true, isAdmin: true), .allowed)
     }
 }
+
+/// The multi-factor runner (issue 20): every branch on scripted factor results, no daemon.
+final class FactorRunnerTests: XCTestCase {
+    typealias R = FactorRunner.Result
+
+    private func run(_ policy: [Factor], override: [Factor]? = nil, enrolled: Set<Factor>, pin: Bool = false,
+                     remainingMs: Int = 30_000, results: [Factor: R]) async throws -> (FactorRunner.Run, [Factor]) {
+        var started: [Factor] = []
+        var asked: [Factor] = []
+        let runner = FactorRunner(policy: AuthPolicy(factors: policy), override: override)
+        let run = try await runner.run(FactorRunner.User(enrolled: enrolled, pinGiven: pin), remainingMs: { remainingMs },
+                                       starting: { f, _, _ in started.append(f) },
+                                       attempt: { f, _ in asked.append(f); return results[f] ?? .error(code: -1, reason: "unscripted", message: "") })
+        XCTAssertEqual(started, asked, "progress is announced for exactly the factors tried")
+        return (run, asked)
+    }
+
+    func testTheFirstPassingFactorWinsInPolicyOrder() async throws {
+        let (r, asked) = try await run([.face, .finger, .pin], enrolled: [.face, .finger, .pin], pin: true,
+                                       results: [.face: .failed(message: "no", score: 20, retriesLeft: nil), .finger: .passed(score: 70)])
+        XCTAssertEqual(r.outcome, .passed(.finger, score: 70))
+        XCTAssertEqual(asked, [.face, .finger], "the PIN is not asked once a factor passed")
+        XCTAssertEqual(r.tried.map(\.reason), ["no_match"])
+    }
+
+    func testEachWayAFactorFailsFallsThrough() async throws {
+        let (r, asked) = try await run([.face, .finger, .pin], enrolled: [.face, .finger, .pin], pin: true, results: [
+            .face: .error(code: 3004, reason: "spoof_detected", message: "screen"),
+            .finger: .error(code: 2002, reason: "camera_error", message: "lost"),
+            .pin: .failed(message: "wrong PIN", score: nil, retriesLeft: 2),
+        ])
+        XCTAssertEqual(asked, [.face, .finger, .pin])
+        XCTAssertEqual(r.outcome, .failed)
+        XCTAssertEqual(r.tried.map(\.code), [3004, 2002, 0])
+        XCTAssertEqual(r.tried.last?.retriesLeft, 2)
+    }
+
+    func testNotEnrolledNoPINGivenAndNoTimeLeftAreSkipped() async throws {
+        let (r, asked) = try await run([.face, .finger, .pin], enrolled: [.finger, .pin], pin: false, remainingMs: 500, results: [:])
+        XCTAssertEqual(asked, [])
+        XCTAssertEqual(r.skipped.map(\.reason), [.notEnrolled, .noTimeLeft, .noPINGiven])
+        XCTAssertEqual(r.outcome, .failed, "something could have run: a negative result, not an error")
+    }
+
+    func testOverrideOutsideThePolicyIsReported() async throws {
+        let (r, asked) = try await run([.face], override: [.pin, .face], enrolled: [.face, .pin], pin: true,
+                                       results: [.face: .passed(score: 55)])
+        XCTAssertEqual(asked, [.face])
+        XCTAssertEqual(r.skipped, [FactorRunner.Skip(factor: .pin, reason: .notInPolicy)])
+        XCTAssertEqual(r.outcome, .passed(.face, score: 55))
+    }
+
+    func testAllLockedIsLockedOutWithTheRetry() async throws {
+        let (r, _) = try await run([.face, .finger], enrolled: [.face, .finger], results: [
+            .face: .lockedOut(retryAfterS: 25), .finger: .lockedOut(retryAfterS: 25),
+        ])
+        XCTAssertEqual(r.outcome, .lockedOut(retryAfterS: 25))
+        XCTAssertFalse(r.pinFallback)
+    }
+
+    /// KOBIL's temporary switch: biometrics locked, a PIN set and given, policy `biometric`: the PIN stands in.
+    func testThePINStandsInWhenBiometricsAreLocked() async throws {
+        let (r, asked) = try await run([.face, .finger], enrolled: [.face, .finger, .pin], pin: true, results: [
+            .face: .lockedOut(retryAfterS: nil), .finger: .lockedOut(retryAfterS: nil), .pin: .passed(score: nil),
+        ])
+        XCTAssertTrue(r.pinFallback)
+        XCTAssertEqual(asked, [.face, .finger, .pin])
+        XCTAssertEqual(r.outcome, .passed(.pin, score: nil))
+        // A wrong PIN there is a plain failure, counted by the PIN's own rules.
+        let (wrong, _) = try await run([.face], enrolled: [.face, .pin], pin: true, results: [
+            .face: .lockedOut(retryAfterS: 30), .pin: .failed(message: "wrong PIN", score: nil, retriesLeft: 1),
+        ])
+        XCTAssertEqual(wrong.outcome, .failed)
+        // Not without a PIN given, and not when biometrics merely failed.
+        let (noPIN, askedNoPIN) = try await run([.face], enrolled: [.face, .pin], pin: false, results: [.face: .lockedOut(retryAfterS: 30)])
+        XCTAssertEqual(askedNoPIN, [.face])
+        XCTAssertEqual(noPIN.outcome, .lockedOut(retryAfterS: 30))
+        let (failed, askedFailed) = try await run([.face], enrolled: [.face, .pin], pin: true,
+                                                  results: [.face: .failed(message: "no", score: 10, retriesLeft: nil)])
+        XCTAssertEqual(askedFailed, [.face], "a policy without the PIN keeps it out unless biometrics are locked")
+        XCTAssertEqual(failed.outcome, .failed)
+    }
+
+    func testPINLockedIsSkipped() async throws {
+        let (r, _) = try await run([.pin], enrolled: [.pin], pin: true, results: [.pin: .pinLocked])
+        XCTAssertEqual(r.skipped.map(\.reason), [.pinLocked])
+        XCTAssertEqual(r.outcome, .failed)
+    }
+
+    func testEmptyPolicyAndNothingEnrolled() async throws {
+        let (empty, _) = try await run([], enrolled: [.face], results: [:])
+        XCTAssertEqual(empty.outcome, .noFactorInPolicy)
+        let (none, _) = try await run([.face, .finger], enrolled: [.pin], results: [:])
+        XCTAssertEqual(none.outcome, .nothingEnrolled)
+    }
+
+    func testCancellationEndsTheRun() async throws {
+        let runner = FactorRunner(policy: AuthPolicy(factors: [.face, .pin]), override: nil)
+        do {
+            _ = try await runner.run(FactorRunner.User(enrolled: [.face, .pin], pinGiven: true), remainingMs: { 10_000 },
+                                     starting: { _, _, _ in }, attempt: { _, _ in throw CancellationError() })
+            XCTFail("cancellation must end the run")
+        } catch is CancellationError {}
+    }
+}
+
+/// What the lockout counts, from a verdict (issue 20: never read back from an encoded error).
+final class AttemptVerdictTests: XCTestCase {
+    func testLockoutEffects() {
+        XCTAssertEqual(AttemptVerdict.matched.lockoutEffect, .reset)
+        XCTAssertEqual(AttemptVerdict.noMatch.lockoutEffect, .countFailure)
+        XCTAssertEqual(AttemptVerdict.presentationAttack.lockoutEffect, .countFailure)
+        for reason: AttemptVerdict.NotJudged in [.canceled, .cameraError, .nobodyInView, .poorQuality, .error] {
+            XCTAssertEqual(AttemptVerdict.notJudged(reason).lockoutEffect, .none)
+        }
+    }
+}

@@ -5,6 +5,7 @@ import BiometricProtocol
 import BiometricStore
 import Foundation
 import Logging
+import Synchronization
 
 /// pin.*, auth.* and key.*: PIN, policy, lockout status, auth.authenticate and biometric-bound
 /// keys (SPEC §4). The biometric factors run through the face and finger methods.
@@ -165,10 +166,10 @@ struct AuthMethods: MethodGroup {
 
     // MARK: The factor runner
 
-    /// Runs the user's factors in order until one passes (Acceptto's manager, KOBIL's modes): a
-    /// factor the user has not enrolled is skipped, a failed one falls through to the next. A
-    /// negative outcome is a result; errors are kept for what no factor could even start on
-    /// (unknown user, nothing enrolled, everything locked).
+    /// auth.authenticate and key.sign: the user's factors in order (`FactorRunner`, in Auth),
+    /// each run here by the face, finger and PIN methods and reported back as a typed result.
+    /// Errors are kept for what no factor could even start on (unknown user, nothing enrolled,
+    /// everything locked).
     func authenticate(user: String, override: [Factor]?, pin: String?, camera: String?, timeoutMs: Int,
                       context: CallContext) async throws -> AuthenticateResult
     {
@@ -176,86 +177,80 @@ struct AuthMethods: MethodGroup {
         guard let record = try store.user(named: user), let userPolicy = try store.policy(user: user) else {
             throw RPCError.userNotEnrolled(user)
         }
-        let (plan, notInPolicy) = userPolicy.plan(override: override)
-        var tried: [FactorAttempt] = []
-        var skipped = notInPolicy.map { FactorSkip(factor: $0.rawValue, reason: "not_in_policy") }
-        var lockError: RPCError?
+        var enrolled = Set<Factor>()
+        if record.faceTemplates > 0 { enrolled.insert(.face) }
+        if record.fingerTemplates > 0 { enrolled.insert(.finger) }
+        if record.pinSet { enrolled.insert(.pin) }
         let deadline = started + UInt64(timeoutMs) * 1_000_000
-        func elapsedMs() -> Int { Int((monotonicNanoseconds() - started) / 1_000_000) }
-        func result(_ factor: Factor?, score: Double? = nil) -> AuthenticateResult {
-            AuthenticateResult(ok: factor != nil, factor: factor?.rawValue, user: user, score: score, tried: tried,
-                               skipped: skipped, durationMs: elapsedMs())
-        }
-
-        for (index, factor) in plan.enumerated() {
-            let enrolled = switch factor {
-            case .face: record.faceTemplates > 0
-            case .finger: record.fingerTemplates > 0
-            case .pin: record.pinSet
-            }
-            guard enrolled else {
-                skipped.append(FactorSkip(factor: factor.rawValue, reason: "not_enrolled"))
-                continue
-            }
-            if factor == .pin && pin == nil {
-                skipped.append(FactorSkip(factor: factor.rawValue, reason: "no_pin_given"))
-                continue
-            }
-            let remainingMs = Int((Int64(deadline) - Int64(monotonicNanoseconds())) / 1_000_000)
-            if factor.isBiometric && remainingMs < 1000 {
-                skipped.append(FactorSkip(factor: factor.rawValue, reason: "no_time_left"))
-                continue
-            }
-            context.emit(AuthFactorEvent(factor: factor.rawValue, name: factor.friendlyName, index: index, of: plan.count))
-            do {
-                switch factor {
-                case .face:
-                    let r = try await face.verify(FaceVerifyParams(user: user, camera: camera,
-                                                                  mode: userPolicy.requireLiveness ? .liveness : .image,
-                                                                  timeoutMs: min(300_000, remainingMs)), context)
-                    if r.match { return result(.face, score: r.score) }
-                    tried.append(FactorAttempt(factor: "face", name: factor.friendlyName, code: 0, reason: "no_match",
-                                               message: "the face did not match (score \(r.score))", score: r.score))
-                case .finger:
-                    var capture = FingerCaptureSettings()
-                    capture.liveness = userPolicy.requireLiveness ? .low : LivenessLevel.none
-                    capture.timeoutS = max(1, min(120, remainingMs / 1000))
-                    let r = try await finger.verify(FingerAuthParams(user: user, camera: camera, capture: capture), user: user, context)
-                    if r.match { return result(.finger, score: r.score) }
-                    tried.append(FactorAttempt(factor: "finger", name: factor.friendlyName, code: 0, reason: "no_match",
-                                               message: "no finger matched (score \(r.score))", score: r.score))
-                case .pin:
-                    let r = try await auth.verifyPIN(user: user, pin: pin ?? "", caller: context.peer.uid)
-                    if r.ok { return result(.pin) }
-                    tried.append(FactorAttempt(factor: "pin", name: factor.friendlyName, code: 0, reason: "no_match",
-                                               message: "wrong PIN", retriesLeft: r.retriesLeft))
+        let runner = FactorRunner(policy: userPolicy, override: override)
+        // The lockout error as the store words it (retry_after_s, requires_pin), rethrown when
+        // nothing could be tried.
+        let lockError = Mutex<RPCError?>(nil)
+        let run = try await runner.run(
+            FactorRunner.User(enrolled: enrolled, pinGiven: pin != nil),
+            remainingMs: { Int((Int64(deadline) - Int64(monotonicNanoseconds())) / 1_000_000) },
+            starting: { factor, index, count in
+                context.emit(AuthFactorEvent(factor: factor.rawValue, name: factor.friendlyName, index: index, of: count))
+            },
+            attempt: { factor, remainingMs in
+                do {
+                    switch factor {
+                    case .face:
+                        let r = try await face.verify(FaceVerifyParams(user: user, camera: camera,
+                                                                      mode: userPolicy.requireLiveness ? .liveness : .image,
+                                                                      timeoutMs: min(300_000, remainingMs)), context)
+                        return r.match ? .passed(score: r.score) : .failed(message: "the face did not match (score \(r.score))", score: r.score, retriesLeft: nil)
+                    case .finger:
+                        var capture = FingerCaptureSettings()
+                        capture.liveness = userPolicy.requireLiveness ? .low : LivenessLevel.none
+                        capture.timeoutS = max(1, min(120, remainingMs / 1000))
+                        let r = try await finger.verify(FingerAuthParams(user: user, camera: camera, capture: capture), user: user, context)
+                        return r.match ? .passed(score: r.score) : .failed(message: "no finger matched (score \(r.score))", score: r.score, retriesLeft: nil)
+                    case .pin:
+                        let r = try await auth.verifyPIN(user: user, pin: pin ?? "", caller: context.peer.uid)
+                        return r.ok ? .passed(score: nil) : .failed(message: "wrong PIN", score: nil, retriesLeft: r.retriesLeft)
+                    }
+                } catch let error as RPCError where error.errorReason == .lockedOut {
+                    lockError.withLock { if $0 == nil { $0 = error } }
+                    return .lockedOut(retryAfterS: error.data?["retry_after_s"]?.intValue.map { Int($0) })
+                } catch let error as RPCError where error.errorReason == .pinLocked {
+                    return .pinLocked
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    let rpc = RPCError.from(error)
+                    if rpc.errorReason == .canceled { throw rpc }
+                    return .error(code: rpc.code, reason: rpc.reason ?? "error", message: rpc.message)
                 }
-            } catch let error as RPCError where error.errorReason == .lockedOut {
-                lockError = error
-                skipped.append(FactorSkip(factor: factor.rawValue, reason: "locked_out",
-                                          retryAfterS: error.data?["retry_after_s"]?.intValue.map { Int($0) }))
-            } catch let error as RPCError where error.errorReason == .pinLocked {
-                skipped.append(FactorSkip(factor: factor.rawValue, reason: "pin_locked"))
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                let rpc = RPCError.from(error)
-                if rpc.errorReason == .canceled { throw rpc }
-                tried.append(FactorAttempt(factor: factor.rawValue, name: factor.friendlyName, code: rpc.code,
-                                           reason: rpc.reason ?? "error", message: rpc.message))
-            }
+            })
+        let tried = run.tried.map {
+            FactorAttempt(factor: $0.factor.rawValue, name: $0.factor.friendlyName, code: $0.code, reason: $0.reason, message: $0.message,
+                          score: $0.score, retriesLeft: $0.retriesLeft)
         }
-        if tried.isEmpty {
-            if let lockError { throw lockError }
-            if plan.isEmpty {
-                throw RPCError.app(.notFound, "the policy of '\(user)' has no factor to authenticate with",
-                                   hint: "set factors: authctl auth policy set \(user) face,finger,pin")
+        let skipped = run.skipped.map { FactorSkip(factor: $0.factor.rawValue, reason: $0.reason.rawValue, retryAfterS: $0.retryAfterS) }
+        let durationMs = Int((monotonicNanoseconds() - started) / 1_000_000)
+        if run.pinFallback { logger.notice("auth.authenticate '\(user)': biometrics locked, the PIN stood in (KOBIL's temporary switch)") }
+        switch run.outcome {
+        case .passed(let factor, let score):
+            return AuthenticateResult(ok: true, factor: factor.rawValue, user: user, score: score, tried: tried, skipped: skipped,
+                                      durationMs: durationMs)
+        case .failed:
+            return AuthenticateResult(ok: false, factor: nil, user: user, score: nil, tried: tried, skipped: skipped, durationMs: durationMs)
+        case .lockedOut(let retryAfter):
+            if var error = lockError.withLock({ $0 }) {
+                if enrolled.contains(.pin) && pin == nil, case .object(var data)? = error.data {
+                    data["pin_fallback"] = true
+                    error.data = .object(data)
+                }
+                throw error
             }
-            if skipped.allSatisfy({ $0.reason == "not_enrolled" || $0.reason == "not_in_policy" }) {
-                throw RPCError.app(.notFound, "user '\(user)' has no enrolled factor among \(plan.map(\.rawValue).joined(separator: ", "))",
-                                   hint: "enrol a face or fingers, or set a PIN", details: ["user": .string(user)])
-            }
+            throw RPCError.app(.lockedOut, "biometrics are locked", details: ["retry_after_s": retryAfter.map { .int(Int64($0)) } ?? .null])
+        case .noFactorInPolicy:
+            throw RPCError.app(.notFound, "the policy of '\(user)' has no factor to authenticate with",
+                               hint: "set factors: authctl auth policy set \(user) face,finger,pin")
+        case .nothingEnrolled:
+            throw RPCError.app(.notFound, "user '\(user)' has no enrolled factor among \(runner.plan.map(\.rawValue).joined(separator: ", "))",
+                               hint: "enrol a face or fingers, or set a PIN", details: ["user": .string(user)])
         }
-        return result(nil)
     }
 }

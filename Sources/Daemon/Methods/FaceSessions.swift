@@ -61,11 +61,11 @@ extension FaceMethods {
         do {
             outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { $0 }
         } catch {
-            if AuthService.countsAsFailure(error) { auth.recordBiometric(p.user, success: false, modality: "face") }
+            auth.record(p.user, AttemptVerdict(error: error), modality: "face")
             throw error
         }
         let durationMs = elapsedMilliseconds(since: started)
-        auth.recordBiometric(p.user, success: outcome.matched, modality: "face")
+        auth.record(p.user, AttemptVerdict(matched: outcome.matched), modality: "face")
         if outcome.matched { context.authenticated(as: p.user) }
         logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) in \(durationMs) ms")
         return FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
@@ -94,7 +94,7 @@ extension FaceMethods {
         if let chosen = outcome.user {
             // The chosen user's lockout applies; a recognised user starts their count again.
             try auth.checkBiometric(chosen)
-            auth.recordBiometric(chosen, success: true, modality: "face")
+            auth.record(chosen, .matched, modality: "face")
         }
         return FaceIdentifyResult(user: outcome.user, score: outcome.candidates.first?.score ?? 0,
                                   candidates: outcome.candidates.map { Candidate(user: $0.user, score: $0.score) },

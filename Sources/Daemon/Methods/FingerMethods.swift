@@ -1,3 +1,4 @@
+import BiometricAuth
 import BiometricCamera
 import BiometricCore
 import BiometricFinger
@@ -104,10 +105,10 @@ extension FingerMethods {
         do {
             outcome = try await authenticate(p, references: references, context: context)
         } catch {
-            if AuthService.countsAsFailure(error) { auth.recordBiometric(user, success: false, modality: "finger") }
+            auth.record(user, AttemptVerdict(error: error), modality: "finger")
             throw error
         }
-        auth.recordBiometric(user, success: outcome.matched, modality: "finger")
+        auth.record(user, AttemptVerdict(matched: outcome.matched), modality: "finger")
         if outcome.matched { context.authenticated(as: user) }
         let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
         logger.info("finger.verify \(user): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")

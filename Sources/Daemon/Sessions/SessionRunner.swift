@@ -32,13 +32,13 @@ extension CameraSessions {
                 case .progress(let progress):
                     events.send(progress.event, at: frame.timestampNs, key: progress.throttleKey)
                     if let failure = session.expired(now: max(frame.timestampNs, monotonicNanoseconds())) {
-                        throw RPCError(failure)
+                        throw SessionFailure.face(failure)
                     }
                 case .decided(let outcome, let progress):
                     events.send(progress.event, at: frame.timestampNs, key: progress.throttleKey)
                     return outcome
                 case .failed(let failure):
-                    throw RPCError(failure)
+                    throw SessionFailure.face(failure)
                 case .needTemplate:
                     throw RPCError.internal("\(what): a template was asked for twice in one frame")
                 }
@@ -80,7 +80,7 @@ extension CameraSessions {
                 case .decided(let outcome):
                     return outcome
                 case .failed(let failure):
-                    throw RPCError(failure)
+                    throw SessionFailure.finger(failure)
                 case .needPrints:
                     throw RPCError.internal("\(what): prints were asked for twice in one frame")
                 }

@@ -1,0 +1,49 @@
+import BiometricAuth
+import BiometricCamera
+import BiometricFace
+import BiometricFinger
+
+/// A session's failure, typed, on its way out of the frame pump: the verify methods read the
+/// verdict from it (`AttemptVerdict(failure)`), and it becomes its SPEC §6 error only at the
+/// edge (`RPCError.from`).
+enum SessionFailure: Error, Sendable {
+    case face(FaceFailure)
+    case finger(FingerFailure)
+}
+
+/// The one place where how an attempt ended becomes what the lockout counts.
+extension AttemptVerdict {
+    init(matched: Bool) {
+        self = matched ? .matched : .noMatch
+    }
+
+    init(_ failure: FaceFailure) {
+        switch failure {
+        case .spoof: self = .presentationAttack
+        // A face held still that never blinks is what a photo does.
+        case .noBlink: self = .presentationAttack
+        case .timeout(_, let sawFace): self = sawFace ? .noMatch : .notJudged(.nobodyInView)
+        case .lowQuality: self = .notJudged(.poorQuality)
+        case .enrolmentIncomplete: self = .notJudged(.error)
+        }
+    }
+
+    init(_ failure: FingerFailure) {
+        switch failure {
+        case .spoof: self = .presentationAttack
+        case .noFingers: self = .notJudged(.nobodyInView)
+        case .lowQuality: self = .notJudged(.poorQuality)
+        }
+    }
+
+    /// Any error a verify call ended with.
+    init(error: any Error) {
+        switch error {
+        case SessionFailure.face(let f): self = AttemptVerdict(f)
+        case SessionFailure.finger(let f): self = AttemptVerdict(f)
+        case is CancellationError: self = .notJudged(.canceled)
+        case is CameraError: self = .notJudged(.cameraError)
+        default: self = .notJudged(.error)
+        }
+    }
+}
