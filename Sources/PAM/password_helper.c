@@ -358,9 +358,10 @@ static enum pam_outcome check_password(const char *user, const char *ruser, int 
                                            rc == PAM_PERM_DENIED || rc == PAM_AUTH_ERR ||
                                            rc == PAM_USER_UNKNOWN) ? PW_ACCOUNT : PW_INTERNAL;
     } else if (rc == PAM_AUTH_ERR || rc == PAM_USER_UNKNOWN || rc == PAM_MAXTRIES ||
-               rc == PAM_CRED_INSUFFICIENT || rc == PAM_AUTHINFO_UNAVAIL || rc == PAM_PERM_DENIED) {
+               rc == PAM_CRED_INSUFFICIENT || rc == PAM_PERM_DENIED) {
         out = PW_WRONG;
-    }
+    } /* PAM_AUTHINFO_UNAVAIL (no shadow entry, or not run as root), PAM_CONV_ERR, PAM_SYSTEM_ERR,
+       * PAM_SERVICE_ERR, ...: the password could not be checked at all -> internal. */
     pam_end(h, rc);
     return out;
 }
