@@ -81,6 +81,45 @@ final class AuthService: Sendable {
         }
     }
 
+    // MARK: 1:N lockout per camera
+
+    /// Throws locked_out (5001) with `data.camera` when identification on `camera` is locked:
+    /// after `failuresToLock` attempts in a row that saw a face and matched nobody, for
+    /// `lockSeconds`; after `failuresToRequirePIN`, until an administrator clears it
+    /// (auth.lockout.clear). A door or a greeter is then no oracle for trying faces.
+    func checkCamera(_ camera: String) throws {
+        let state = try store.cameraLockout(camera: camera)
+        switch state.status(now: Self.now, rules: lockoutRules) {
+        case .open: return
+        case .lockedFor(let seconds):
+            throw RPCError.app(.lockedOut, "too many unrecognised faces or fingers on camera '\(camera)': identification is locked for \(seconds) s",
+                               hint: "wait, or sign in another way", details: ["retry_after_s": .int(Int64(seconds)), "camera": .string(camera),
+                                                                               "failures": .int(Int64(state.failures))])
+        case .lockedUntilPIN:
+            throw RPCError.app(.lockedOut, "too many unrecognised faces or fingers on camera '\(camera)': identification is locked until an administrator clears it",
+                               hint: "an administrator: authctl auth unlock --camera \(camera)",
+                               details: ["retry_after_s": .null, "requires_admin": true, "camera": .string(camera),
+                                         "failures": .int(Int64(state.failures))])
+        }
+    }
+
+    /// Counts an identification on `camera` by its verdict.
+    func recordCamera(_ camera: String, _ verdict: AttemptVerdict) {
+        let effect = verdict.lockoutEffect
+        guard effect != .none else { return }
+        do {
+            let rules = lockoutRules
+            let state = try store.updateCameraLockout(camera: camera) { state in
+                if effect == .reset { state.recordSuccess() } else { state.recordFailure(now: Self.now, rules: rules) }
+            }
+            if effect == .countFailure {
+                logger.notice("identify on '\(camera)' (\(verdict)): \(state.failures) in a row\(state.requiresPIN ? ", locked until an admin clears it" : state.lockedUntil > Self.now ? ", locked for \(rules.lockSeconds) s" : "")")
+            }
+        } catch {
+            logger.error("cannot record an identification on '\(camera)': \(error)")
+        }
+    }
+
     // MARK: PIN
 
     func checkFormat(_ pin: String, field: String = "pin") throws {

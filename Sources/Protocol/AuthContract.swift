@@ -16,6 +16,28 @@ extension Method {
     public static let authPasswordBegin = "auth.password.begin"
     /// The root password helper reports that the user proved it for that nonce (root only).
     public static let authPasswordProven = "auth.password.proven"
+    /// Clears a user's biometric lockout or a camera's 1:N lockout (admin; the PAM module after a
+    /// password login, as root).
+    public static let authLockoutClear = "auth.lockout.clear"
+}
+
+public struct LockoutClearParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "camera"]
+    public var user: String?
+    public var camera: String?
+    public init(user: String? = nil, camera: String? = nil) {
+        self.user = user
+        self.camera = camera
+    }
+    public func validate() throws(RPCError) {
+        guard (user == nil) != (camera == nil) else {
+            throw .invalidParams(field: user == nil ? "user" : "camera", "give exactly one of 'user' and 'camera'")
+        }
+        if let user { try UserName.validate(user) }
+        if let camera, camera.isEmpty || camera.utf8.count > 4096 {
+            throw .invalidParams(field: "camera", "'camera' must be a camera id")
+        }
+    }
 }
 
 // MARK: auth.password.*

@@ -173,6 +173,52 @@ extension TemplateStore {
         }
     }
 
+    /// Clears a user's biometric lockout (a password login, an administrator). False for an unknown user.
+    @discardableResult
+    public func clearLockout(user name: String) throws(StoreError) -> Bool {
+        try connection.withLock { db throws(StoreError) in
+            guard let uuid = try Self.uuid(db, name: name) else { return false }
+            try db.query("DELETE FROM lockout WHERE user_uuid = ?", [.text(uuid)])
+            return true
+        }
+    }
+
+    // MARK: Camera lockout (1:N)
+
+    /// A camera's identify lockout: failures in a row of attempts that saw a face and matched
+    /// nobody. `requiresPIN` means here: locked until an administrator clears it.
+    public func cameraLockout(camera: String) throws(StoreError) -> LockoutState {
+        try connection.withLock { db throws(StoreError) in try Self.cameraLockout(db, camera) }
+    }
+
+    private static func cameraLockout(_ db: SQLiteConnection, _ camera: String) throws(StoreError) -> LockoutState {
+        var state = LockoutState()
+        try db.query("SELECT failures, locked_until, requires_admin FROM camera_lockout WHERE camera = ?", [.text(camera)]) { row in
+            state = LockoutState(failures: Int(row.int(0)), lockedUntil: row.double(1), requiresPIN: row.int(2) != 0)
+        }
+        return state
+    }
+
+    @discardableResult
+    public func updateCameraLockout(camera: String, _ change: @Sendable (inout LockoutState) -> Void) throws(StoreError) -> LockoutState {
+        try connection.withLock { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> LockoutState in
+                var state = try Self.cameraLockout(db, camera)
+                change(&state)
+                try db.query("""
+                    INSERT INTO camera_lockout(camera, failures, locked_until, requires_admin) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(camera) DO UPDATE SET failures = excluded.failures, locked_until = excluded.locked_until,
+                        requires_admin = excluded.requires_admin
+                    """, [.text(camera), .int(Int64(state.failures)), .double(state.lockedUntil), .int(state.requiresPIN ? 1 : 0)])
+                return state
+            }
+        }
+    }
+
+    public func clearCameraLockout(camera: String) throws(StoreError) {
+        try connection.withLock { db throws(StoreError) in try db.query("DELETE FROM camera_lockout WHERE camera = ?", [.text(camera)]) }
+    }
+
     // MARK: Keys
 
     /// Stores a new key for (user, app_id, aaid), replacing an earlier registration of the same

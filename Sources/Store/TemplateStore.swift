@@ -67,7 +67,7 @@ public struct TemplateInfo: Sendable, Equatable {
 /// Every change is one transaction: a crash at any point leaves the last committed state.
 public final class TemplateStore: Sendable {
     public static let fileName = "biometricd.sqlite"
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
 
     let connection: Mutex<SQLiteConnection>
     /// −1 when unknown (see `userCount`).
@@ -219,6 +219,14 @@ public final class TemplateStore: Sendable {
         CREATE TABLE store_meta(
             name TEXT PRIMARY KEY,
             value BLOB NOT NULL
+        );
+        """,
+        """
+        CREATE TABLE camera_lockout(
+            camera TEXT PRIMARY KEY,
+            failures INTEGER NOT NULL DEFAULT 0,
+            locked_until REAL NOT NULL DEFAULT 0,
+            requires_admin INTEGER NOT NULL DEFAULT 0
         );
         """,
     ]

@@ -85,7 +85,7 @@ struct Pin: ParsableCommand {
 struct Auth: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Authentication policy, lockout status and a guided login.",
-        subcommands: [Policy.self, Status.self, Login.self])
+        subcommands: [Policy.self, Status.self, Login.self, Unlock.self])
 
     struct Policy: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show or set which factors a user authenticates with.",
@@ -137,6 +137,23 @@ struct Auth: ParsableCommand {
                 let pin = !s.pinSet ? "no PIN" : s.pinLocked ? "PIN locked" : "PIN set" + Pin.Set.left(s.pinRetriesLeft)
                 return "\(s.user): biometrics \(lock), \(s.biometricFailures) failure(s) in a row; \(pin)"
             }
+        }
+    }
+
+    struct Unlock: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Clear a user's biometric lockout, or a camera's identification lockout (admin).")
+        @OptionGroup var options: GlobalOptions
+        @Argument(help: "User name.") var user: String?
+        @Option(help: "Camera id (from `authctl cameras`) whose 1:N lockout to clear.") var camera: String?
+
+        func validate() throws {
+            guard (user == nil) != (camera == nil) else { throw ValidationError("give a user name or --camera, not both") }
+        }
+
+        func run() throws {
+            let r: OKResult = try options.connect().call(Method.authLockoutClear, LockoutClearParams(user: user, camera: camera))
+            try options.output(r) { user.map { "lockout of \($0) cleared" } ?? "identification lockout of camera \(camera ?? "") cleared" }
         }
     }
 

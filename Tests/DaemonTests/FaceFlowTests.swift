@@ -124,6 +124,40 @@ final class FaceFlowTests: XCTestCase {
         XCTAssertGreaterThan(result.candidates[0].score, result.candidates[1].score + 5)
     }
 
+    /// Issue 20: 1:N is no oracle. Identifications on one camera that see a face and match
+    /// nobody lock that camera (5 in a row by default; 2 here), with data.camera; the lock
+    /// survives a restart; an admin clears it; other cameras are not affected.
+    func testUnrecognisedFacesLockTheCamera() throws {
+        let cameras = ["replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true",
+                       "replay:\(try photos("Silvio_Berlusconi", [6]))?fps=10&loop=true"]
+        var daemon = try DaemonProcess(cameras: cameras, extraArguments: ["--models", Self.models, "--set", "lockout_failures=2"])
+        let client = try daemon.client()
+        _ = try enroll(client, "tony", camera: "replay0", frames: 2)
+        func identify(_ c: BiometricClient, _ camera: String) throws -> FaceIdentifyResult {
+            try c.call(Method.faceIdentify, FaceIdentifyParams(camera: camera, mode: .image, qualityThreshold: 30))
+        }
+        for _ in 0..<2 { XCTAssertNil(try identify(client, "replay1").user) }
+        func assertLocked(_ c: BiometricClient) {
+            XCTAssertThrowsError(try identify(c, "replay1")) { error in
+                guard case .rpc(let rpc)? = error as? ClientError else { return XCTFail("\(error)") }
+                XCTAssertEqual(rpc.errorReason, .lockedOut)
+                XCTAssertEqual(rpc.data?["camera"], "replay1")
+            }
+        }
+        assertLocked(client)
+        XCTAssertEqual(try identify(client, "replay0").user, "tony", "another camera is not locked")
+        // The lock is in the store: a restart keeps it.
+        let root = daemon.root
+        daemon.removeFiles = false
+        daemon.stop()
+        daemon = try DaemonProcess(cameras: cameras, extraArguments: ["--models", Self.models, "--set", "lockout_failures=2"], root: root)
+        daemon.removeFiles = true
+        let again = try daemon.client()
+        assertLocked(again)
+        let _: OKResult = try again.call(Method.authLockoutClear, LockoutClearParams(camera: "replay1"))
+        XCTAssertNil(try identify(again, "replay1").user, "cleared: identification runs again")
+    }
+
     func testStillPhotoInLivenessModeNeverMatches() throws {
         let daemon = try startDaemon([
             "replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true",

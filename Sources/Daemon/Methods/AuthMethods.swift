@@ -95,6 +95,16 @@ struct AuthMethods: MethodGroup {
             logger.notice("policy of '\(p.user)' set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
             return Self.wire(next, user: p.user)
         }
+        table.register(Method.authLockoutClear, .admin("auth.lockout.clear")) { [self] (context, p: LockoutClearParams) in
+            if let user = p.user {
+                guard try store.clearLockout(user: user) else { throw RPCError.userNotEnrolled(user) }
+                logger.notice("biometric lockout of '\(user)' cleared by uid \(context.peer.uid)")
+            } else if let camera = p.camera {
+                try store.clearCameraLockout(camera: camera)
+                logger.notice("identification lockout of camera '\(camera)' cleared by uid \(context.peer.uid)")
+            }
+            return OKResult(ok: true)
+        }
         table.register(Method.authStatus, .selfOrAdmin("read the authentication status of") { $0.user }) { [self] (context, p: UserParams) in
             return try auth.status(user: p.user)
         }

@@ -86,10 +86,28 @@ extension FaceMethods {
         let calibration = face.calibration
         let source = templates.storedFaceTemplates
         let threads = face.searchThreads
-        let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { probe in
-            // A store that cannot be read fails closed: no candidate.
-            ((try? gallery.rank(probe, exact: source, threads: threads)) ?? [])
-                .map { Candidate(user: $0.user, score: calibration.score($0.distance)) }
+        let leased = LeasedCamera()
+        let auth = self.auth
+        let outcome: FaceIdentification.Outcome
+        do {
+            outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
+                                                 admit: { id in leased.set(id); try auth.checkCamera(id) }) { probe in
+                // A store that cannot be read fails closed: no candidate.
+                ((try? gallery.rank(probe, exact: source, threads: threads)) ?? [])
+                    .map { Candidate(user: $0.user, score: calibration.score($0.distance)) }
+            }
+        } catch {
+            if let camera = leased.value, (error as? RPCError)?.errorReason != .lockedOut {
+                auth.recordCamera(camera, AttemptVerdict(error: error))
+            }
+            throw error
+        }
+        if let camera = leased.value {
+            // A face judged and nobody recognised counts against the camera; a step-up (two close
+            // candidates) does not: someone enrolled is probably there.
+            let verdict: AttemptVerdict = outcome.user != nil ? .matched
+                : outcome.stepUpRequired ? .notJudged(.error) : outcome.candidates.isEmpty ? .notJudged(.nobodyInView) : .noMatch
+            auth.recordCamera(camera, verdict)
         }
         if let chosen = outcome.user {
             // The chosen user's lockout applies; a recognised user starts their count again.

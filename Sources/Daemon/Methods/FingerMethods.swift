@@ -40,8 +40,22 @@ struct FingerMethods: MethodGroup {
                 throw RPCError.app(.noFingerRegistered, "no finger is enrolled on this machine", hint: "enrol users first")
             }
             let started = monotonicNanoseconds()
-            let outcome = try await authenticate(p, references: gallery, context: context)
+            let leased = LeasedCamera()
+            let auth = self.auth
+            let outcome: FingerAuthentication.Outcome
+            do {
+                outcome = try await authenticate(p, references: gallery, context: context,
+                                                 admit: { id in leased.set(id); try auth.checkCamera(id) })
+            } catch {
+                if let camera = leased.value, (error as? RPCError)?.errorReason != .lockedOut {
+                    auth.recordCamera(camera, AttemptVerdict(error: error))
+                }
+                throw error
+            }
             let matched = outcome.matched && outcome.best != nil
+            if let camera = leased.value {
+                auth.recordCamera(camera, matched ? .matched : outcome.candidates.isEmpty ? .notJudged(.nobodyInView) : .noMatch)
+            }
             return FingerIdentifyResult(user: matched ? outcome.best?.user : nil, score: outcome.score,
                                         position: outcome.position?.name, candidates: outcome.candidates,
                                         liveness: outcome.liveness,

@@ -102,12 +102,13 @@ extension FingerMethods {
     }
 
     /// Fast authentication against `references`: every improved print is extracted and ranked.
-    func authenticate(_ p: FingerAuthParams, references: FingerGallery, context: CallContext)
-        async throws -> FingerAuthentication.Outcome
+    func authenticate(_ p: FingerAuthParams, references: FingerGallery, context: CallContext,
+                      admit: (@Sendable (String) throws -> Void)? = nil) async throws -> FingerAuthentication.Outcome
     {
         let finger = self.finger
         let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: threshold(p, context.peer), startedAt: monotonicNanoseconds())
-        return try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture") { prints in
+        return try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
+                                            admit: admit) { prints in
             var matches: [FingerPosition: [FingerMatch]] = [:]
             for print in prints {
                 guard let ranked = try? await finger.run({

@@ -17,11 +17,15 @@ final class CameraSessions: Sendable {
     var activeCount: Int { active.load(ordering: .relaxed) }
 
     /// Runs `body` as a camera session: holds the lease, counts the session, always stops capture.
+    /// `admit` sees the leased camera's id before capture starts, and may refuse (a camera locked
+    /// for 1:N).
     func withSession<T: Sendable>(
-        _ camera: String?, request: CaptureRequest = CaptureRequest(), _ body: (CaptureSession, CameraLease) async throws -> T
+        _ camera: String?, request: CaptureRequest = CaptureRequest(), admit: (@Sendable (String) throws -> Void)? = nil,
+        _ body: (CaptureSession, CameraLease) async throws -> T
     ) async throws -> T {
         let lease = try cameras.acquire(camera)
         defer { lease.release() }
+        try admit?(lease.device.id)
         active.add(1, ordering: .relaxed)
         defer {
             // The last session out hands the frames' and the analysis's freed memory back to
@@ -43,12 +47,20 @@ final class CameraSessions: Sendable {
     /// plus a margin (a hung analysis), or at once with the camera's error if it is lost.
     func run<T: Sendable>(
         _ camera: String?, request: CaptureRequest = CaptureRequest(), limitMs: Int, what: String,
+        admit: (@Sendable (String) throws -> Void)? = nil,
         _ pump: @escaping @Sendable (CaptureSession, CameraLease) async throws -> T
     ) async throws -> T {
-        try await withSession(camera, request: request) { capture, lease in
+        try await withSession(camera, request: request, admit: admit) { capture, lease in
             try await withDeadline(milliseconds: limitMs + 3000, what, watching: capture) { try await pump(capture, lease) }
         }
     }
+}
+
+/// The camera a session leased, as `admit` saw it (for what is counted against that camera afterwards).
+final class LeasedCamera: Sendable {
+    private let id = Mutex<String?>(nil)
+    func set(_ value: String) { id.withLock { $0 = value } }
+    var value: String? { id.withLock { $0 } }
 }
 
 /// Milliseconds since `start` (monotonic nanoseconds).

@@ -12,9 +12,10 @@ extension CameraSessions {
     /// template when asked and `judge` it, show progress, and stop at its decision or failure.
     func runFace<S: FaceSession>(
         _ session: S, camera: String?, pipeline: FacePipeline, context: CallContext, what: String,
+        admit: (@Sendable (String) throws -> Void)? = nil,
         judge: @escaping @Sendable (FaceTemplate) async throws -> S.Judgement
     ) async throws -> S.Outcome {
-        try await run(camera, limitMs: session.timeLimitMs, what: what) { capture, _ in
+        try await run(camera, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, _ in
             var session = session
             var events = ProgressEvents(context: context)
             let tracker = FaceTracker()
@@ -50,9 +51,10 @@ extension CameraSessions {
     /// session, process the prints it asks for with `judge`, and stop at its decision or failure.
     func runFinger<S: FingerSession>(
         _ session: S, camera: String?, finger: FingerService, context: CallContext, what: String,
+        admit: (@Sendable (String) throws -> Void)? = nil,
         judge: @escaping @Sendable ([CapturedPrint]) async throws -> S.Judgement
     ) async throws -> S.Outcome {
-        try await run(camera, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what) { capture, lease in
+        try await run(camera, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, lease in
             var session = session
             var options = session.spec.options
             options.distance = finger.optics(for: lease.device)
