@@ -135,6 +135,15 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 check "wrong password -> wrong_password" "$(reason wrong_password)" "$out" "$c0"
 [ "$ms" -ge 1000 ] && ok "wrong password answered after PAM's fail delay (${ms} ms)" || bad "wrong password answered in ${ms} ms (no delay)"
 
+# 2b. The right password of an expired account: refused by pam_acct_mgmt, no call.
+if command -v chage >/dev/null; then
+    chage -E 1 "$TUSER"
+    c0=$(calls)
+    out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+    check "right password, expired account -> wrong_password (account)" "$(reason wrong_password)[^\"]*may not log in" "$out" "$c0"
+    chage -E -1 "$TUSER"
+fi
+
 # 3. Another user's name: not_your_user, no call (PAM is not even started).
 for other in root nobody no-such-user-xyz; do
     c0=$(calls)
@@ -238,6 +247,23 @@ wait "$FLOOD"
 [ "$maxkids" -le 4 ] && [ "$fds" -le 12 ] && ok "flood of 300 connections: at most $maxkids children, $fds fds in the helper ($(cat "$T/flood"))" \
     || bad "flood: $maxkids children, $fds fds"
 sleep 2.2 # the one accepted flood connection times out
+# Six uids at once with --max-children 4: never more than 4 children; the others wait their turn
+# in the backlog and are served (each connection gets its bad_request after 2 s).
+pids=
+for u in "$TUSER" nobody daemon bin sys root; do
+    runuser -u "$u" -- "$PY" "$T/client.py" "$HSOCK" hold 2 >"$T/multi.$u" &
+    pids="$pids $!"
+done
+maxkids=0
+for _ in $(seq 30); do
+    n=$(pgrep -c -P "$HPID" || true)
+    [ "$n" -gt "$maxkids" ] && maxkids=$n
+    sleep 0.1
+done
+wait $pids
+served=$(cat "$T"/multi.* | grep -c '"reason":"bad_request"')
+[ "$maxkids" -le 4 ] && [ "$served" = 6 ] && ok "6 uids at once: $maxkids children at most (cap 4), all 6 served in turn" \
+    || bad "6 uids at once: $maxkids children at most, $served of 6 served: $(cat "$T"/multi.* | tr '\n' ' ')"
 c0=$(calls)
 out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
 check "after the flood: right password -> ok:true" '^\{"ok":true\}$' "$out" "$c0" 1
