@@ -43,6 +43,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
@@ -129,6 +130,19 @@ static int json_escape(char *buf, size_t cap, size_t *o, const char *s, size_t m
     }
     buf[*o] = '\0';
     return 0;
+}
+
+/* Copies valid UTF-8 src into dst[cap], cut on a character boundary when it does not fit. */
+static void copy_utf8(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (cap == 0) return;
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80) n--;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 static int append(char *buf, size_t cap, size_t *o, const char *s)
@@ -218,7 +232,7 @@ static int peer_uid(int fd, uid_t *uid)
 
 static void reply(int fd, int ok, const char *reason, const char *message, const char *detail)
 {
-    char buf[1024];
+    char buf[4096];
     size_t o = 0;
     if (ok) {
         append(buf, sizeof buf, &o, "{\"ok\":true}\n");
@@ -385,7 +399,7 @@ static enum daemon_outcome tell_daemon(const char *user, const char *nonce, char
 {
     static char line[MAX_DAEMON_LINE + 1];
     static struct bjson_tok toks[MAX_DAEMON_TOKENS];
-    char req[512];
+    char req[1024];
     size_t o = 0;
     long long deadline = now_ms() + (long long)g_daemon_timeout_s * 1000;
     enum daemon_outcome out = D_UNREACHABLE;
@@ -402,22 +416,25 @@ static enum daemon_outcome tell_daemon(const char *user, const char *nonce, char
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     if (strlen(g_daemon_socket) >= sizeof sa.sun_path) { snprintf(detail, dcap, "socket path too long"); return D_UNREACHABLE; }
     strcpy(sa.sun_path, g_daemon_socket);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    /* A blocking connect bounded by SO_SNDTIMEO: on a Unix socket whose backlog is full it waits
+     * (up to 2 s) for room instead of failing with EAGAIN at once. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) { snprintf(detail, dcap, "socket: %s", strerror(errno)); return D_UNREACHABLE; }
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        if (errno != EINPROGRESS && errno != EAGAIN) {
-            snprintf(detail, dcap, "%s: %s", g_daemon_socket, strerror(errno));
-            close(fd);
-            return D_UNREACHABLE;
-        }
-        struct pollfd p = { .fd = fd, .events = POLLOUT };
-        int err = 0;
-        socklen_t el = sizeof err;
-        if (poll(&p, 1, 2000) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 || err != 0) {
-            snprintf(detail, dcap, "%s: connect timed out or failed", g_daemon_socket);
-            close(fd);
-            return D_UNREACHABLE;
-        }
+    struct timeval tv = { .tv_sec = 2, .tv_usec = 0 };
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int rc;
+    do rc = connect(fd, (struct sockaddr *)&sa, sizeof sa); while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        snprintf(detail, dcap, "%s: %s", g_daemon_socket,
+                 errno == EAGAIN || errno == EINPROGRESS ? "no room in its backlog for 2 s" : strerror(errno));
+        close(fd);
+        return D_UNREACHABLE;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        snprintf(detail, dcap, "fcntl: %s", strerror(errno));
+        close(fd);
+        return D_UNREACHABLE;
     }
     /* The proof goes only to a daemon running as root or as the daemon's user. */
     uid_t du, want;
@@ -470,10 +487,10 @@ static enum daemon_outcome tell_daemon(const char *user, const char *nonce, char
             break;
         }
         out = D_REFUSED;
-        char msg[256] = "";
+        static char msg[MAX_DAEMON_LINE];
         int mi = bjson_get(&doc, er, "message");
         if (bjson_type(&doc, mi) == BJSON_STRING && bjson_str(&doc, mi, msg, sizeof msg) >= 0)
-            snprintf(detail, dcap, "%s", msg);
+            copy_utf8(detail, dcap, msg);
         else
             snprintf(detail, dcap, "error without a message");
         break;

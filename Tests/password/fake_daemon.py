@@ -5,7 +5,7 @@ Listens on a Unix socket (mode 0666) and answers auth.password.proven the way --
 Every line received is appended to --log as one JSON object {"uid": <SO_PEERCRED uid>,
 "line": "<the line>"}, so a test can check who called, what exactly was sent, and how often.
 
-  fake_daemon.py --socket S --log L --mode ok|refuse|garbage|close|event_then_ok
+  fake_daemon.py --socket S --log L --mode ok|refuse|refuse_long|garbage|close|event_then_ok
 """
 import argparse
 import json
@@ -32,6 +32,10 @@ def serve(conn, mode, log, lock):
                          b'{"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n')
         elif mode == "refuse":
             conn.sendall(b'{"jsonrpc":"2.0","id":1,"error":{"code":1006,"message":"unknown or expired nonce \\"x\\"","data":{"reason":"bad_nonce"}}}\n')
+        elif mode == "refuse_long":
+            msg = "\u00e9\u2603\n" * 700
+            conn.sendall((json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": 1006, "message": msg}},
+                                     ensure_ascii=False) + "\n").encode())
         elif mode == "garbage":
             conn.sendall(b'{"jsonrpc":"2.0","id":1,"result":{"ok":true}} trailing\n')
         elif mode == "close":

@@ -203,6 +203,12 @@ daemon refuse
 c0=$(calls)
 out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
 check "daemon refuses -> daemon_refused with its message" "$(reason daemon_refused).*unknown or expired nonce \\\\\"x\\\\\"" "$out" "$c0" 1
+daemon refuse_long
+c0=$(calls)
+out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+if printf '%s' "$out" | "$PY" -c 'import json,sys; d=json.loads(sys.stdin.buffer.read().decode("utf-8")); sys.exit(0 if d["reason"]=="daemon_refused" and len(d["message"])<400 else 1)'; then
+    ok "a 7 KB non-ASCII daemon message is cut on a character boundary (valid JSON and UTF-8)"
+else bad "long daemon message: $out"; fi
 daemon garbage
 c0=$(calls)
 out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
