@@ -32,8 +32,11 @@ public enum AccessRule: String, Sendable, Equatable, CaseIterable {
     /// A change to a user's factors (enrol, policy, PIN, keys, delete): an admin, or the user
     /// themself freshly authenticated on this connection (`Reverification`).
     case selfReverifiedOrAdmin = "self_reverified_or_admin"
-    /// uid 0 only, not the admin group: reports only root can make (a password proof, a password login).
+    /// uid 0 only, not the admin group: reports only root can make (a password proof).
     case root
+    /// `selfOrAdmin`, and also the login group when the call completes a step-up of its own
+    /// identification (auth.authenticate with step_up; the handler checks the binding).
+    case selfOrAdminOrStepUp = "self_or_admin_or_login_step_up"
 }
 
 /// A method's rule with what it needs from the call: a phrase for messages and, for the
@@ -59,6 +62,11 @@ public struct Access<P>: Sendable {
     public static func root(_ action: String) -> Access { Access(rule: .root, action: action, user: nil) }
     public static func selfOrAdmin(_ action: String, user: @escaping @Sendable (P) -> String?) -> Access {
         Access(rule: .selfOrAdmin, action: action, user: user)
+    }
+    /// `loginStepUp`: the call completes a step-up (a greeter in the login group may make it).
+    public static func selfOrAdminOrStepUp(_ action: String, user: @escaping @Sendable (P) -> String?,
+                                           loginStepUp: @escaping @Sendable (P) -> Bool) -> Access {
+        Access(rule: .selfOrAdminOrStepUp, action: action, user: user, factorInCall: loginStepUp)
     }
     public static func selfReverifiedOrAdmin(_ action: String, user: @escaping @Sendable (P) -> String?,
                                              factorInCall: (@Sendable (P) -> Bool)? = nil) -> Access {
@@ -103,6 +111,7 @@ public struct AccessPolicy: Sendable {
 
     /// Whether `peer` may make a call of `rule` acting on `user` (nil: the call names no user);
     /// `fresh`: the peer authenticated as `user` on this connection within the window.
+    /// For `selfOrAdminOrStepUp`, `fresh` says the call carries a step-up binding.
     public func decide(_ rule: AccessRule, peer: Peer, user: String?, fresh: Bool) -> AccessDecision {
         switch rule {
         case .anyone: return .allowed
@@ -117,6 +126,10 @@ public struct AccessPolicy: Sendable {
             if peer.isAdmin { return .allowed }
             guard let user, peer.userName == user else { return .denied }
             return fresh ? .allowed : .reverificationNeeded
+        case .selfOrAdminOrStepUp:
+            if peer.isAdmin || (peer.isLogin && fresh) { return .allowed }
+            guard let user, peer.userName == user else { return .denied }
+            return .allowed
         }
     }
 
@@ -134,7 +147,7 @@ public struct AccessPolicy: Sendable {
             case .adminOrLogin: return permission { () throws(RPCError) in try requireAdminOrLogin(peer, action) }
             case .root:
                 return .app(.permissionDenied, "\(action) is accepted from root only", hint: "it is made by a root-owned component")
-            case .selfOrAdmin, .selfReverifiedOrAdmin:
+            case .selfOrAdmin, .selfReverifiedOrAdmin, .selfOrAdminOrStepUp:
                 guard let user else { return permission { () throws(RPCError) in try requireAdmin(peer, "\(action) every user") } }
                 return permission { () throws(RPCError) in try requireSelfOrAdmin(peer, user: user, action) }
             case .anyone: return nil

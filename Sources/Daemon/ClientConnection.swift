@@ -11,6 +11,8 @@ final class ClientConnection: Sendable {
     let peer: Peer
     /// Users this connection authenticated as lately (changes to their factors are allowed).
     let reverification = Reverification()
+    /// Identifications of this connection waiting for their step-up.
+    let stepUps = StepUps()
     private let channel: any Channel
     private let methods: MethodTable
     private let shares: UserShares?

@@ -1,3 +1,4 @@
+import BiometricAuth
 import BiometricProtocol
 import Foundation
 
@@ -17,6 +18,15 @@ public struct CallContext: Sendable {
     /// The caller passed a factor of `user` (or proved the account password): its changes to
     /// that user's factors are allowed on this connection for `Reverification.windowSeconds`.
     func authenticated(as user: String) { connection.reverification.record(user) }
+
+    /// This call (an identification) answered step_up_required: auth.authenticate may complete it.
+    func awaitStepUp(candidates: [String], modality: Factor) {
+        guard let request else { return }
+        connection.stepUps.record(request, candidates: candidates, modality: modality)
+    }
+
+    /// The identification `request` of this connection waiting for a step-up naming `user` (consumed).
+    func takeStepUp(_ request: RequestID, user: String) -> StepUps.Pending? { connection.stepUps.take(request, user: user) }
 }
 
 /// Method name → access rule and handler. Handlers get decoded, validated params, and run only

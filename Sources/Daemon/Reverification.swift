@@ -1,4 +1,6 @@
+import BiometricAuth
 import BiometricCore
+import BiometricProtocol
 import Foundation
 import Synchronization
 
@@ -72,5 +74,35 @@ final class PasswordProofs: Sendable {
     static func base64url(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// Identifications on one connection that answered `step_up_required` (two candidates too close
+/// to tell apart), waiting to be completed by auth.authenticate with `step_up` (Incode: "confirm
+/// the identity by entering the requested code"). Single use, 60 s, candidates only.
+final class StepUps: Sendable {
+    static let lifetimeSeconds = 60
+    struct Pending: Sendable {
+        var candidates: [String]
+        /// The modality the identification used: the second factor must be another.
+        var modality: Factor
+        var expires: UInt64
+    }
+    private let pending = Mutex<[RequestID: Pending]>([:])
+
+    func record(_ request: RequestID, candidates: [String], modality: Factor) {
+        let expires = monotonicNanoseconds() + UInt64(Self.lifetimeSeconds) * 1_000_000_000
+        pending.withLock { all in
+            if all.count >= 16, let oldest = all.min(by: { $0.value.expires < $1.value.expires })?.key { all[oldest] = nil }
+            all[request] = Pending(candidates: candidates, modality: modality, expires: expires)
+        }
+    }
+
+    /// The identification `request` if it waits, has not expired and named `user`; consumed.
+    func take(_ request: RequestID, user: String) -> Pending? {
+        let now = monotonicNanoseconds()
+        guard let entry = pending.withLock({ $0.removeValue(forKey: request) }), entry.expires > now,
+              entry.candidates.contains(user) else { return nil }
+        return entry
     }
 }

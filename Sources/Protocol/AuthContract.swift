@@ -253,10 +253,14 @@ public struct PolicyResult: Codable, Sendable, Equatable {
 // MARK: auth.authenticate / auth.status
 
 public struct AuthenticateParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "factors", "pin", "camera", "timeout_ms"]
+    public static let fields: Set<String> = ["user", "factors", "pin", "camera", "timeout_ms", "step_up"]
     public var user: String
     /// Which of the policy's factors to run, in this order [the policy's].
     public var factors: [String]?
+    /// Completes an identification that answered step_up_required: the id of that face.identify
+    /// or finger.identify call on this connection (within 60 s); `user` must be one of its
+    /// candidates, and the second factor is not the identify's modality [pin].
+    public var stepUp: RequestID?
     /// For the pin factor; never logged.
     public var pin: String?
     public var camera: String?
@@ -267,9 +271,12 @@ public struct AuthenticateParams: RPCParams, Encodable {
     enum CodingKeys: String, CodingKey {
         case user, factors, pin, camera
         case timeoutMs = "timeout_ms"
+        case stepUp = "step_up"
     }
 
-    public init(user: String, factors: [String]? = nil, pin: String? = nil, camera: String? = nil, timeoutMs: Int? = nil) {
+    public init(user: String, factors: [String]? = nil, pin: String? = nil, camera: String? = nil, timeoutMs: Int? = nil,
+                stepUp: RequestID? = nil) {
+        self.stepUp = stepUp
         self.user = user
         self.factors = factors
         self.pin = pin

@@ -21,7 +21,7 @@ final class AccessMatrixTests: XCTestCase {
         "finger.list": .selfOrAdmin, "finger.remove": .selfOrAdmin,
         "pin.set": .selfReverifiedOrAdmin, "pin.verify": .selfOrAdmin, "pin.reset": .admin,
         "auth.policy.get": .selfOrAdmin, "auth.policy.set": .selfReverifiedOrAdmin, "auth.status": .selfOrAdmin,
-        "auth.authenticate": .selfOrAdmin, "auth.password.begin": .selfOrAdmin, "auth.password.proven": .root, "auth.lockout.clear": .admin,
+        "auth.authenticate": .selfOrAdminOrStepUp, "auth.password.begin": .selfOrAdmin, "auth.password.proven": .root, "auth.lockout.clear": .admin,
         "key.register": .selfReverifiedOrAdmin, "key.list": .selfOrAdmin, "key.deregister": .selfOrAdmin, "key.sign": .selfOrAdmin,
     ]
 

@@ -158,6 +158,39 @@ final class FaceFlowTests: XCTestCase {
         XCTAssertNil(try identify(again, "replay1").user, "cleared: identification runs again")
     }
 
+    /// Issue 20: a step-up answer can be completed. An identification whose two best candidates
+    /// are within the margin answers step_up_required; auth.authenticate with `step_up` (that
+    /// call's id, this connection), a candidate and a PIN completes it, once.
+    func testAStepUpIsCompletedWithAPINBoundToTheIdentification() throws {
+        let daemon = try startDaemon(["replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true",
+                                      "replay:\(try photos("Silvio_Berlusconi", [6, 13]))?fps=10&loop=true"])
+        let client = try daemon.client()
+        _ = try enroll(client, "tony", camera: "replay0", frames: 2)
+        // Twins: the same photos under two names, so the two best candidates are close.
+        _ = try enroll(client, "tony_twin", camera: "replay0", frames: 2)
+        let _: PINResult = try client.call(Method.pinSet, PINSetParams(user: "tony", pin: "4826"))
+        func raw(_ id: Int, _ method: String, _ params: some Encodable) throws -> JSONValue {
+            let line = try JSONCoding.encoder.encode(RPCRequestLine(id: id, method: method, params: params))
+            try client.send(line + Data("\n".utf8))
+            while true {
+                let message = try client.readMessage()
+                if message["id"] == .int(Int64(id)) { return message }
+            }
+        }
+        let identified = try raw(41, Method.faceIdentify, FaceIdentifyParams(camera: "replay0", mode: .image, qualityThreshold: 30, margin: 10))
+        XCTAssertEqual(identified["result"]?["step_up_required"], true, "\(identified)")
+        // Not a candidate, or a face again: refused. A wrong id: refused.
+        XCTAssertEqual(try raw(42, Method.authAuthenticate, AuthenticateParams(user: "nobody-else", pin: "4826", stepUp: .int(41)))["error"]?["code"], 1002)
+        XCTAssertEqual(try raw(43, Method.authAuthenticate, AuthenticateParams(user: "tony", pin: "4826", stepUp: .int(99)))["error"]?["code"], 1002)
+        let identified2 = try raw(44, Method.faceIdentify, FaceIdentifyParams(camera: "replay0", mode: .image, qualityThreshold: 30, margin: 10))
+        XCTAssertEqual(identified2["result"]?["step_up_required"], true, "\(identified2)")
+        let completed = try raw(45, Method.authAuthenticate, AuthenticateParams(user: "tony", pin: "4826", stepUp: .int(44)))
+        XCTAssertEqual(completed["result"]?["ok"], true, "\(completed)")
+        XCTAssertEqual(completed["result"]?["factor"], "pin")
+        XCTAssertEqual(try raw(46, Method.authAuthenticate, AuthenticateParams(user: "tony", pin: "4826", stepUp: .int(44)))["error"]?["code"], 1002,
+                       "single use")
+    }
+
     func testStillPhotoInLivenessModeNeverMatches() throws {
         let daemon = try startDaemon([
             "replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true",
@@ -561,4 +594,12 @@ final class FaceFlowTests: XCTestCase {
         let firstBlink = try XCTUnwrap(actions.firstIndex(of: "blink"), "keep-still passed on the first face: \(actions)")
         XCTAssertTrue(actions[(firstBlink + 1)...].contains("keep_still"), "the replaced face started liveness again: \(actions)")
     }
+}
+
+/// A request line with an id of the test's choosing.
+struct RPCRequestLine<P: Encodable>: Encodable {
+    var jsonrpc = "2.0"
+    var id: Int
+    var method: String
+    var params: P
 }

@@ -108,8 +108,22 @@ struct AuthMethods: MethodGroup {
         table.register(Method.authStatus, .selfOrAdmin("read the authentication status of") { $0.user }) { [self] (context, p: UserParams) in
             return try auth.status(user: p.user)
         }
-        table.register(Method.authAuthenticate, .selfOrAdmin("authenticate") { $0.user }) { [self] (context, p: AuthenticateParams) in
-            let result = try await authenticate(user: p.user, override: p.factors?.compactMap(Factor.init(rawValue:)), pin: p.pin,
+        table.register(Method.authAuthenticate, .selfOrAdminOrStepUp("authenticate", user: { $0.user }, loginStepUp: { $0.stepUp != nil })) {
+            [self] (context, p: AuthenticateParams) in
+            var factors = p.factors?.compactMap(Factor.init(rawValue:))
+            if let stepUp = p.stepUp {
+                // Completing an identification of this connection: bound to that call, its
+                // candidates, and a factor other than the one that could not tell them apart.
+                guard let pending = context.takeStepUp(stepUp, user: p.user) else {
+                    throw RPCError.app(.notFound, "no identification \(stepUp) of this connection waits for a step-up naming '\(p.user)'",
+                                       hint: "step_up takes the id of a face.identify or finger.identify call on this connection that answered step_up_required, within \(StepUps.lifetimeSeconds) s")
+                }
+                factors = (factors ?? [.pin]).filter { $0 != pending.modality }
+                guard !(factors ?? []).isEmpty else {
+                    throw RPCError.invalidParams(field: "factors", "a step-up needs a factor other than \(pending.modality.rawValue)")
+                }
+            }
+            let result = try await authenticate(user: p.user, override: factors, pin: p.pin,
                                                 camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context)
             if result.ok { context.authenticated(as: p.user) }
             await auth.holdReply()

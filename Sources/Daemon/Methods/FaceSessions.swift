@@ -109,6 +109,7 @@ extension FaceMethods {
                 : outcome.stepUpRequired ? .notJudged(.error) : outcome.candidates.isEmpty ? .notJudged(.nobodyInView) : .noMatch
             auth.recordCamera(camera, verdict)
         }
+        if outcome.stepUpRequired { context.awaitStepUp(candidates: outcome.candidates.map(\.user), modality: .face) }
         if let chosen = outcome.user {
             // The chosen user's lockout applies; a recognised user starts their count again.
             try auth.checkBiometric(chosen)
