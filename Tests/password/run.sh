@@ -316,4 +316,12 @@ else
     echo "skip socket activation: no systemd-socket-activate"
 fi
 
+# 11. The shipped unit stays hardened (offline analysis; the binary need not be installed).
+if command -v systemd-analyze >/dev/null; then
+    score=$(cd "$REPO/systemd" && systemd-analyze security --offline=true biometricd-password.service 2>/dev/null |
+        sed -n 's/.*exposure level for biometricd-password.service: \([0-9.]*\).*/\1/p')
+    if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 1.0) }'; then ok "systemd-analyze security: exposure $score (at most 1.0)"
+    else bad "systemd-analyze security: exposure '${score}' (wanted at most 1.0)"; fi
+fi
+
 finish
