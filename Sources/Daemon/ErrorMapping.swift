@@ -18,6 +18,7 @@ extension RPCError {
             return from(camera: e)
         case let e as StoreError:
             if case .notFound(let what) = e { return .app(.notFound, "\(what) not found") }
+            if case .conflict(let what) = e { return .invalidParams(field: "template_id", what) }
             if case .quotaExceeded(let what, let max, let have) = e {
                 return .app(.quotaExceeded, e.description, hint: "remove templates or keys you no longer use, or ask an administrator",
                             details: ["quota": .string(what), "max": .int(Int64(max)), "have": .int(Int64(have))])

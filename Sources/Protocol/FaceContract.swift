@@ -354,17 +354,27 @@ public struct FaceAddParams: RPCParams, Encodable {
     public var user: String
     /// base64 of a face template (face.export / face.extract).
     public var template: String
-    /// Ignored ids are not reused: the store assigns a new one (kept for Incode API shape).
+    /// The id to store it under (Incode addFace; e.g. the id it had where it was exported):
+    /// 1–64 of A–Z a–z 0–9 . _ -, not used by another template. Absent: a new UUID.
     public var templateID: String?
     enum CodingKeys: String, CodingKey {
         case user, template
         case templateID = "template_id"
     }
-    public init(user: String, template: String) {
+    public init(user: String, template: String, templateID: String? = nil) {
         self.user = user
         self.template = template
+        self.templateID = templateID
     }
-    public func validate() throws(RPCError) { try UserName.validate(user) }
+    public func validate() throws(RPCError) {
+        try UserName.validate(user)
+        if let id = templateID {
+            guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)
+                || (0x61...0x7A).contains($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }) else {
+                throw .invalidParams(field: "template_id", "'template_id' must be 1-64 of A-Z a-z 0-9 . _ -")
+            }
+        }
+    }
 }
 
 public struct TemplateIDs: Codable, Sendable {
@@ -384,10 +394,11 @@ public struct FaceExportResult: Codable, Sendable {
         }
     }
     public var user: String
-    public var faces: [Item]
-    public init(user: String, faces: [Item]) {
+    /// SPEC §4: face.export answers `templates` (each can go back in through face.add or face.set).
+    public var templates: [Item]
+    public init(user: String, templates: [Item]) {
         self.user = user
-        self.faces = faces
+        self.templates = templates
     }
 }
 

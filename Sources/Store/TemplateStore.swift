@@ -24,12 +24,15 @@ public struct StoredUser: Sendable, Equatable {
 
 /// A template to store: its clear-text facts and the payload to seal.
 public struct NewTemplate: Sendable {
+    /// The id to store it under (an import keeping its id); nil: a new UUID.
+    public var id: String?
     public var position: String?
     public var quality: Double
     public var meta: String
     public var payload: Data
 
-    public init(position: String? = nil, quality: Double, meta: String = "{}", payload: Data) {
+    public init(id: String? = nil, position: String? = nil, quality: Double, meta: String = "{}", payload: Data) {
+        self.id = id
         self.position = position
         self.quality = quality
         self.meta = meta
@@ -338,7 +341,12 @@ public final class TemplateStore: Sendable {
                 let uuid = try ensureUser(db, name: name, created: created)
                 var infos: [TemplateInfo] = []
                 for item in items {
-                    let id = UUID().uuidString.lowercased()
+                    let id = item.id ?? UUID().uuidString.lowercased()
+                    if item.id != nil {
+                        var used = false
+                        try db.query("SELECT 1 FROM templates WHERE id = ?", [.text(id)]) { _ in used = true }
+                        if used { throw .conflict("template id '\(id)' is already used") }
+                    }
                     let sealed = try seal(item.payload, user: uuid, template: id)
                     try db.query(
                         "INSERT INTO templates(id, user_uuid, modality, position, quality, created, meta, sealed) VALUES (?,?,?,?,?,?,?,?)",

@@ -306,9 +306,15 @@ final class FaceFlowTests: XCTestCase {
         XCTAssertLessThan(abs(extracted.yaw), 30)
         let added: TemplateIDs = try client.call(Method.faceAdd, FaceAddParams(user: "tony", template: extracted.template))
         XCTAssertEqual(added.templates.count, 1)
+        // face.add keeps a given template_id (Incode addFace), once.
+        let kept: TemplateIDs = try client.call(Method.faceAdd, FaceAddParams(user: "tony", template: extracted.template, templateID: "badge-0042"))
+        XCTAssertEqual(kept.templates, ["badge-0042"])
+        XCTAssertEqual(rpcError {
+            let _: TemplateIDs = try client.call(Method.faceAdd, FaceAddParams(user: "tony", template: extracted.template, templateID: "badge-0042"))
+        }?.field, "template_id")
         XCTAssertTrue(try verify(client, "tony", camera: "replay0").match)
         let exported: FaceExportResult = try client.call(Method.faceExport, UserParams(user: "tony"))
-        XCTAssertEqual(exported.faces.first?.template, extracted.template)
+        XCTAssertEqual(exported.templates.first?.template, extracted.template)
         let same: MatchResult = try client.call(Method.faceMatch, FaceMatchParams(probe: extracted.template, reference: photo))
         XCTAssertTrue(same.match)
         let different: MatchResult = try client.call(Method.faceMatch, FaceMatchParams(probe: photo, reference: other))
@@ -318,7 +324,7 @@ final class FaceFlowTests: XCTestCase {
         XCTAssertEqual(rpcError { let _: FaceExtractResult = try client.call(Method.faceExtract, FaceExtractParams(image: Data("GIF89a garbage".utf8).base64EncodedString())) }?.code, -32602)
         XCTAssertEqual(rpcError { let _: TemplateIDs = try client.call(Method.faceAdd, FaceAddParams(user: "tony", template: photo)) }?.field, "template")
         let reset: RemovedResult = try client.call(Method.faceReset)
-        XCTAssertEqual(reset.removed, 1)
+        XCTAssertEqual(reset.removed, 2)
     }
 
     func testNobodyCannotEnrolOrVerifyAnotherUser() throws {

@@ -48,9 +48,9 @@ struct FaceMethods: MethodGroup {
         }
         table.register(Method.faceAdd, .admin("face.add")) { [self] (context, p: FaceAddParams) in
             let template = try Self.decodeTemplate(p.template, field: "template")
-            let info = try templates.addTemplate(user: p.user, modality: .face, quality: Double(template.quality),
-                                             meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: template.data,
-                                             quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))
+            let info = try templates.addTemplates(user: p.user, modality: .face, [
+                NewTemplate(id: p.templateID, quality: Double(template.quality), meta: "{\"pose\":\"front\",\"source\":\"import\"}",
+                            payload: template.data)], quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))[0]
             return TemplateIDs(templates: [info.id])
         }
         table.register(Method.faceExport, .admin("face.export")) { [self] (context, p: UserParams) in
@@ -60,7 +60,7 @@ struct FaceMethods: MethodGroup {
             let items = try store.payloads(user: p.user, modality: .face).map {
                 FaceExportResult.Item(id: $0.0.id, template: $0.1.base64EncodedString(), quality: Int($0.0.quality))
             }
-            return FaceExportResult(user: p.user, faces: items)
+            return FaceExportResult(user: p.user, templates: items)
         }
         table.register(Method.faceSet, .admin("face.set")) { [self] (context, p: FaceSetParams) in
             // Decode every template first: a bad one changes nothing.
