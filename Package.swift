@@ -46,6 +46,9 @@ let package = Package(
         .target(
             name: "PAMBiometricd",
             path: "Sources/PAM",
+            // The enrolment PAM service file of the password helper (password_helper.c, built by
+            // scripts/build-password-helper.sh and compiled to nothing here).
+            exclude: ["biometricd-enroll.pam"],
             cSettings: [.unsafeFlags(["-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"])],
             linkerSettings: [.linkedLibrary("pam")]
         ),

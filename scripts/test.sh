@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: builds everything (the tests start the real biometricd, authctl and
 # store-crash-writer executables) and runs the whole suite, then the PAM module's tests through
-# the real libpam (Tests/pam/run.sh: pamtester, the real daemon on replay cameras, fuzzing).
+# the real libpam (Tests/pam/run.sh: pamtester, the real daemon on replay cameras, fuzzing) and
+# of the root password helper (Tests/password/run.sh).
 # Run as root to include the access-control tests that switch to the `nobody` uid and the PAM
 # tests (they write a temporary /etc/pam.d file); CI does.
 set -euo pipefail
@@ -12,6 +13,8 @@ if [ $# -eq 0 ]; then
     if [ "$(id -u)" -eq 0 ]; then
         scripts/build-pam.sh .build/pam/pam_biometricd.so >/dev/null
         PAM_MODULE=$PWD/.build/pam/pam_biometricd.so BIOMETRICD_BIN=$(swift build --show-bin-path) Tests/pam/run.sh
+        # The root password helper (first enrolment) through real PAM, and end to end with the daemon.
+        BIOMETRICD_BIN=$(swift build --show-bin-path) Tests/password/run.sh
     else
         echo "Tests/pam/run.sh skipped: it needs root (a temporary /etc/pam.d file)"
     fi

@@ -9,6 +9,12 @@
  * missing, untrusted, silent, slow, or answers anything but a clean success gives
  * PAM_AUTHINFO_UNAVAIL (or PAM_AUTH_ERR after a real failed attempt), so a `sufficient` line
  * falls through to the next module. Remote sessions get PAM_IGNORE. See Docs/pam.md.
+ *
+ * Recovery by password (issue 20): when this module's attempt did not succeed but the stack did
+ * (the password, in the next module), its setcred or account phase asks the daemon to clear the
+ * user's biometric lockout (auth.lockout.clear). The daemon accepts that only from root, so only
+ * stacks run as root (login, su, sudo, display managers) clear it, not a screen locker running as
+ * the user. It never changes the stack's result.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -41,6 +47,10 @@
 #define GRACE_MS 5000        /* overall limit: timeout + this */
 #define INFO_INTERVAL_MS 333 /* at most ~3 guidance messages a second */
 #define REQUEST_ID 1
+#define CLEAR_ID 2
+/* pam_set_data key: what this module's authenticate did in this PAM handle. */
+#define STATE_KEY "pam_biometricd_state"
+enum { STATE_FAILED = 1, STATE_SUCCEEDED = 2, STATE_CLEARED = 3 };
 
 struct cfg {
     const char *socket;
@@ -300,7 +310,68 @@ done:
     return verdict;
 }
 
+static int authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv);
+
+static void state_cleanup(pam_handle_t *pamh, void *data, int error_status)
+{
+    (void)pamh; (void)error_status;
+    free(data);
+}
+
+static void set_state(pam_handle_t *pamh, int state)
+{
+    int *p = malloc(sizeof *p);
+    if (p == NULL) return;
+    *p = state;
+    if (pam_set_data(pamh, STATE_KEY, p, state_cleanup) != PAM_SUCCESS) free(p);
+}
+
 PAMB_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
+{
+    int rc = authenticate(pamh, flags, argc, argv);
+    set_state(pamh, rc == PAM_SUCCESS ? STATE_SUCCEEDED : STATE_FAILED);
+    return rc;
+}
+
+/* The stack succeeded although this module's attempt did not: another module (the password)
+ * authenticated the user. Ask the daemon to clear the user's biometric lockout, once, as root
+ * only (the daemon refuses anyone else), within the usual connect/answer limits. */
+static void clear_after_password(pam_handle_t *pamh, int argc, const char **argv)
+{
+    const void *data = NULL;
+    struct cfg c;
+    struct trust t;
+    const char *user = NULL;
+    char req[512];
+    if (pam_get_data(pamh, STATE_KEY, &data) != PAM_SUCCESS || data == NULL || *(const int *)data != STATE_FAILED) return;
+    set_state(pamh, STATE_CLEARED);
+    if (geteuid() != 0) return;
+    if (parse_args(pamh, argc, argv, &c) < 0) return;
+    if (pam_get_user(pamh, &user, NULL) != PAM_SUCCESS || user == NULL || !pamb_user_valid(user)) return;
+    if (check_path(pamh, &c, &t) < 0) return;
+    int len = pamb_build_clear_request(req, sizeof req, CLEAR_ID, user);
+    if (len < 0) return;
+    long t0 = now_ms();
+    int fd = connect_daemon(pamh, &c, &t, t0 + CONNECT_MS);
+    if (fd < 0) return;
+    char reply[1024];
+    size_t got = 0;
+    if (send_all(fd, req, (size_t)len, t0 + CONNECT_MS) == 0) {
+        long deadline = now_ms() + FIRST_ANSWER_MS;
+        while (got < sizeof reply - 1 && memchr(reply, '\n', got) == NULL && wait_fd(fd, POLLIN, deadline) > 0) {
+            ssize_t n = recv(fd, reply + got, sizeof reply - 1 - got, MSG_DONTWAIT);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+    }
+    close(fd);
+    reply[got] = '\0';
+    int ok = strstr(reply, "\"result\":{\"ok\":true}") != NULL;
+    pam_syslog(pamh, ok ? LOG_NOTICE : LOG_INFO, "user=%s password login: biometric lockout %s", user,
+               ok ? "cleared" : "not cleared (daemon refused or unavailable)");
+}
+
+static int authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
     struct cfg c;
     struct session s;
@@ -375,13 +446,14 @@ PAMB_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, con
 
 PAMB_EXPORT int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
-    (void)pamh; (void)flags; (void)argc; (void)argv;
+    if (flags & (PAM_ESTABLISH_CRED | PAM_REINITIALIZE_CRED)) clear_after_password(pamh, argc, argv);
     return PAM_SUCCESS;
 }
 
 PAMB_EXPORT int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc, const char **argv)
 {
-    (void)pamh; (void)flags; (void)argc; (void)argv;
+    (void)flags;
+    clear_after_password(pamh, argc, argv);
     return PAM_IGNORE;
 }
 

@@ -77,6 +77,13 @@ extension GlobalOptions {
     }
 }
 
+/// glibc's `struct ucred` (not visible to Swift without _GNU_SOURCE), as SO_PEERCRED fills it.
+struct PeerCredentials {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+}
+
 /// One request to the root password helper's socket: a JSON line out, a JSON line back.
 enum PasswordHelper {
     static func exchange(path: String, line: Data) throws -> [String: Any] {
@@ -96,6 +103,16 @@ enum PasswordHelper {
         guard connected == 0 else {
             FileHandle.standardError.write(Data("authctl: the password helper is not reachable at \(path) (is biometricd-password.socket enabled?)\n".utf8))
             throw ExitCode(Exit.unreachable)
+        }
+        // The password goes only to a helper running as root (SO_PEERCRED): /run/biometricd
+        // belongs to the daemon's user, which must not be able to put a socket of its own there
+        // and collect passwords. BIOMETRICD_PASSWORD_HELPER_UID allows a test helper's uid.
+        var credentials = PeerCredentials()
+        var size = socklen_t(MemoryLayout<PeerCredentials>.size)
+        let expected = ProcessInfo.processInfo.environment["BIOMETRICD_PASSWORD_HELPER_UID"].flatMap { UInt32($0) } ?? 0
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0, credentials.uid == expected else {
+            FileHandle.standardError.write(Data("authctl: \(path) is not the root password helper (its peer is uid \(credentials.uid)); no password sent\n".utf8))
+            throw ExitCode(Exit.refused)
         }
         var out = line + Data("\n".utf8)
         defer { out.resetBytes(in: 0..<out.count) }

@@ -480,6 +480,36 @@ real_daemon_cases() {
     real_service replay2
     USER_NAME=$user authn
     expect "real daemon: another person refused, next module runs" fall
+    # Recovery by password (issue 20): lock the user's biometrics (lockout_failures more
+    # unrecognised faces), then a stack where the password module (pam_permit stands in for a
+    # right pam_unix password) succeeds after this module did not: its account phase clears the
+    # lockout, as root. A stack whose password fails clears nothing.
+    local i locked
+    for i in 1 2 3 4 5; do "$bin/authctl" face verify "$user" --camera replay2 --no-liveness --socket "$rs" >/dev/null 2>&1; done
+    locked=$("$bin/authctl" auth status "$user" --json --socket "$rs" 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["locked_out"])' 2>/dev/null)
+    if [ "$locked" = True ]; then ok "real daemon: $user locked after failed faces"; else bad "real daemon: $user not locked ($locked)"; fi
+    {
+        echo "auth [success=done default=ignore] $MODULE socket=$rs timeout=5 camera=replay2 factors=face"
+        echo "auth required pam_deny.so"
+        echo "account optional $MODULE socket=$rs"
+        echo "account required pam_permit.so"
+    } >"$SVCFILE"
+    pamtester "$SVC" "$user" authenticate acct_mgmt >"$T/out" 2>&1
+    locked=$("$bin/authctl" auth status "$user" --json --socket "$rs" 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["locked_out"])' 2>/dev/null)
+    if [ "$locked" = True ]; then ok "real daemon: a failed password clears nothing"; else bad "real daemon: a failed password changed the lockout ($locked)"; fi
+    {
+        echo "auth [success=done default=ignore] $MODULE socket=$rs timeout=5 camera=replay2 factors=face"
+        echo "auth required pam_permit.so"
+        echo "account optional $MODULE socket=$rs"
+        echo "account required pam_permit.so"
+    } >"$SVCFILE"
+    if pamtester "$SVC" "$user" authenticate acct_mgmt >"$T/out" 2>&1; then
+        locked=$("$bin/authctl" auth status "$user" --json --socket "$rs" 2>/dev/null | "$PY" -c 'import json,sys; s=json.load(sys.stdin); print(s["locked_out"], s["biometric_failures"])' 2>/dev/null)
+        if [ "$locked" = "False 0" ]; then ok "real daemon: a password login clears the biometric lockout"; else bad "real daemon: lockout not cleared after a password login ($locked)"; fi
+        logged "password login: biometric lockout cleared" && ok "real daemon: the clearing is logged" || bad "real daemon: clearing not logged"
+    else
+        bad "real daemon: the password stack failed: $(tr '\n' ' ' <"$T/out" | head -c 200)"
+    fi
     kill "$RPID"
     wait "$RPID" 2>/dev/null
     # Daemon stopped (socket file gone): the next module runs at once.

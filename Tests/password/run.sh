@@ -324,4 +324,70 @@ if command -v systemd-analyze >/dev/null; then
     else bad "systemd-analyze security: exposure '${score}' (wanted at most 1.0)"; fi
 fi
 
+# 12. End to end (issue 20): the real daemon (BIOMETRICD_BIN, a folder with biometricd and
+# authctl), this helper and authctl as the test user. A first enrolment needs the account
+# password: wrong -> refused, nothing stored; right -> enrolled. Another user cannot enrol this one.
+if [ -n "${BIOMETRICD_BIN:-}" ] && [ -x "$BIOMETRICD_BIN/biometricd" ] && [ -f "$REPO/models/dlib_face_recognition_resnet_model_v1.dat" ]; then
+    LFWP=${SHARED:-$REPO/../shared}/data/faces/lfw/images/Tony_Blair
+    mkdir -p "$T/e2e/photos"
+    for n in 0018 0032 0048; do ln -s "$LFWP/Tony_Blair_$n.jpg" "$T/e2e/photos/"; done
+    chmod -R a+rX "$T/e2e"
+    RS=$T/e2e/b.sock
+    "$BIOMETRICD_BIN/biometricd" --socket "$RS" --state-dir "$T/e2e/state" --models "$REPO/models" \
+        --camera "replay:$T/e2e/photos?fps=10&loop=true" >"$T/e2e/daemon.log" 2>&1 &
+    E2EPID=$!
+    for _ in $(seq 200); do [ -S "$RS" ] && break; sleep 0.05; done
+    "$HELPER" --socket "$T/e2e/pw.sock" --daemon-socket "$RS" --daemon-user root 2>"$T/e2e/helper.log" &
+    E2EHPID=$!
+    for _ in $(seq 100); do [ -S "$T/e2e/pw.sock" ] && break; sleep 0.05; done
+    enrol_as() { # user, password on stdin
+        runuser -u "$1" -- env BIOMETRICD_PASSWORD_SOCKET="$T/e2e/pw.sock" "$BIOMETRICD_BIN/authctl" face enroll "$TUSER" \
+            --camera replay0 --countdown 0 --frames 2 --quality 20 --socket "$RS" >"$T/e2e/out" 2>&1
+    }
+    faces() { "$BIOMETRICD_BIN/authctl" face list "$TUSER" --json --socket "$RS" 2>/dev/null | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["templates"]))' 2>/dev/null || echo 0; }
+    printf 'not the password\n' | enrol_as "$TUSER"
+    rc=$?
+    if [ "$rc" != 0 ] && [ "$(faces)" = 0 ]; then ok "e2e: a first enrolment with a wrong password is refused, nothing stored (rc $rc)"
+    else bad "e2e: wrong password: rc $rc, faces $(faces): $(tr '\n' ' ' <"$T/e2e/out" | head -c 300)"; fi
+    printf '%s\n' "$PW" | enrol_as nobody
+    rc=$?
+    if [ "$rc" != 0 ] && grep -q "may not enrol" "$T/e2e/out" && [ "$(faces)" = 0 ]; then ok "e2e: another user cannot enrol $TUSER, even with the password"
+    else bad "e2e: another user: rc $rc: $(tr '\n' ' ' <"$T/e2e/out" | head -c 300)"; fi
+    # A password socket that is not root's (e.g. put there by the daemon's own user): authctl
+    # checks the peer and sends nothing.
+    mkdir -p "$T/e2e/fake" && chown nobody "$T/e2e/fake"
+    runuser -u nobody -- "$PY" -c '
+import socket, sys
+import os; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen(1); s.settimeout(20)
+try:
+    c, _ = s.accept(); c.settimeout(2)
+    data = b""
+    try:
+        while True:
+            d = c.recv(4096)
+            if not d: break
+            data += d
+    except OSError: pass
+    open(sys.argv[2], "wb").write(data)
+except OSError: pass' "$T/e2e/fake/s.sock" "$T/e2e/fake/got" &
+    FAKEPID=$!
+    for _ in $(seq 100); do [ -S "$T/e2e/fake/s.sock" ] && break; sleep 0.05; done
+    printf '%s\n' "$PW" | runuser -u "$TUSER" -- env BIOMETRICD_PASSWORD_SOCKET="$T/e2e/fake/s.sock" "$BIOMETRICD_BIN/authctl" face enroll "$TUSER" \
+        --camera replay0 --countdown 0 --frames 2 --quality 20 --socket "$RS" >"$T/e2e/out" 2>&1
+    rc=$?
+    wait "$FAKEPID" 2>/dev/null
+    if [ "$rc" != 0 ] && grep -q "not the root password helper" "$T/e2e/out" && ! grep -qF "$PW" "$T/e2e/fake/got" 2>/dev/null; then
+        ok "e2e: authctl sends no password to a socket that is not root's"
+    else bad "e2e: non-root password socket: rc $rc: $(tr '\n' ' ' <"$T/e2e/out" | head -c 200)"; fi
+    printf '%s\n' "$PW" | enrol_as "$TUSER"
+    rc=$?
+    if [ "$rc" = 0 ] && [ "$(faces)" = 1 ]; then ok "e2e: with the right password the user enrols their first face"
+    else bad "e2e: right password: rc $rc, faces $(faces): $(tr '\n' ' ' <"$T/e2e/out" | head -c 300)"; fi
+    if ! grep -qF "$PW" "$T/e2e/daemon.log" "$T/e2e/helper.log"; then ok "e2e: the password is in no log"; else bad "e2e: the password was logged"; fi
+    kill "$E2EHPID" "$E2EPID" 2>/dev/null
+    wait "$E2EHPID" "$E2EPID" 2>/dev/null
+else
+    echo "skip e2e: BIOMETRICD_BIN (with biometricd and authctl) or models not given"
+fi
+
 finish

@@ -62,6 +62,11 @@ int pamb_camera_valid(const char *camera);
 int pamb_build_request(char *buf, size_t cap, long id, const char *user, const char *factors,
                        const char *camera, long timeout_ms);
 
+/* Writes the auth.lockout.clear request for `user` (with its "\n"): what the module sends after a
+ * password login (setcred/account phase) to clear the user's biometric lockout. Returns the
+ * length, or -1 when the user is invalid or buf is too small. */
+int pamb_build_clear_request(char *buf, size_t cap, long id, const char *user);
+
 #ifdef __cplusplus
 }
 #endif
