@@ -1,6 +1,9 @@
 // biometricd-face-bench: accuracy, calibration and speed of the face pipeline on public data.
 //   lfw        LFW View-2 10-fold accuracy, TAR at FAR 1e-3/1e-4/1e-5 over all cross-identity pairs,
 //              and the score calibration (writes Sources/Face/FaceCalibration.swift with --write)
+//   attempts   the FAR of one verify attempt (sequences of photos of one impostor) under the
+//              session's decision rule, before and after, and its calibration (--write:
+//              Sources/Face/FaceAttemptCalibration.swift); genuine attempts' TAR
 //   stages     per-stage ms at 640x480 on one core
 //   identify   1:N search time for 10k/100k/1M templates vs the machine's memory bandwidth
 //   spoof      the screen-replay cue on a live and a replayed clip
@@ -791,10 +794,11 @@ case "lfw":
 case "lfw-views":
     let count = arguments.firstIndex(of: "--count").flatMap { Int(arguments[$0 + 1]) } ?? 26
     runLFWViews(count: max(2, min(42, count)))
+case "attempts": runAttempts()
 case "stages": runStages()
 case "memory": runMemory()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture")
+    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture")
     exit(2)
 }
