@@ -16,6 +16,6 @@ if [ $# -eq 0 ]; then
         # The root password helper (first enrolment) through real PAM, and end to end with the daemon.
         BIOMETRICD_BIN=$(swift build --show-bin-path) Tests/password/run.sh
     else
-        echo "Tests/pam/run.sh skipped: it needs root (a temporary /etc/pam.d file)"
+        echo "Tests/pam/run.sh and Tests/password/run.sh skipped: they need root (temporary /etc/pam.d files, a test user)"
     fi
 fi
