@@ -108,8 +108,10 @@ grep -iE '^(W|E):|warning|error' /tmp/install.log | grep -v "apt does not have a
 "${APT[@]}" install -qq pamtester >/dev/null 2>&1 || bad "apt install pamtester"
 
 echo "-- files"
-for f in /usr/sbin/biometricd /usr/bin/authctl $SECURITY/pam_biometricd.so \
+for f in /usr/sbin/biometricd /usr/bin/authctl $SECURITY/pam_biometricd.so /usr/libexec/biometricd/biometricd-password \
          /usr/lib/systemd/system/biometricd.service /usr/lib/systemd/system/biometricd.socket \
+         /usr/lib/systemd/system/biometricd-password.service /usr/lib/systemd/system/biometricd-password.socket \
+         /etc/pam.d/biometricd-enroll /usr/share/doc/biometricd/auth.md \
          /usr/lib/sysusers.d/biometricd.conf /usr/lib/tmpfiles.d/biometricd.conf \
          /usr/lib/udev/rules.d/70-biometricd.rules /etc/biometricd/biometricd.conf /usr/share/pam-configs/biometricd \
          /usr/share/man/man1/authctl.1.gz /usr/share/man/man5/biometricd.conf.5.gz \
@@ -123,7 +125,9 @@ check "the models match their SHA256SUMS" sh -c 'cd /usr/share/biometricd/models
 check "ExecStart=/usr/sbin/biometricd" grep -qx 'ExecStart=/usr/sbin/biometricd' /usr/lib/systemd/system/biometricd.service
 check "binaries run without a Swift toolchain" sh -c '/usr/sbin/biometricd --version && /usr/bin/authctl --version'
 check "no library missing (ldd)" sh -c '! ldd /usr/sbin/biometricd /usr/bin/authctl $0/pam_biometricd.so | grep "not found"' "$SECURITY"
-check "conffile registered" sh -c 'dpkg-query -W -f="\${Conffiles}" biometricd | grep -q " /etc/biometricd/biometricd.conf "'
+check "conffiles registered: biometricd.conf, pam.d/biometricd-enroll" sh -c '
+    c=$(dpkg-query -W -f="\${Conffiles}" biometricd); echo "$c" | grep -q " /etc/biometricd/biometricd.conf " && echo "$c" | grep -q " /etc/pam.d/biometricd-enroll "'
+check "the password helper is root:root 0755" sh -c '[ "$(stat -c "%U:%G %a" /usr/libexec/biometricd/biometricd-password)" = "root:root 755" ]'
 check "every key in the conffile is commented out" sh -c '! grep -vE "^(#|$)" /etc/biometricd/biometricd.conf'
 
 echo "-- users, groups, folders"
@@ -135,7 +139,8 @@ check "/var/lib/biometricd/models 0755 biometricd" sh -c '[ "$(stat -c "%a %U" /
 
 echo "-- systemd: socket enabled, service not, nothing started"
 check "biometricd.socket enabled (sockets.target.wants)" test -L /etc/systemd/system/sockets.target.wants/biometricd.socket
-check "biometricd.service not enabled" sh -c '! ls /etc/systemd/system/*.wants/biometricd.service 2>/dev/null | grep -q .'
+check "biometricd-password.socket enabled" test -L /etc/systemd/system/sockets.target.wants/biometricd-password.socket
+check "the services are not enabled" sh -c '! ls /etc/systemd/system/*.wants/biometricd.service /etc/systemd/system/*.wants/biometricd-password.service 2>/dev/null | grep -q .'
 check "no biometricd process after install" sh -c '! grep -qx biometricd /proc/[0-9]*/comm'
 check "nothing under /var/lib/biometricd yet (no key, no database)" sh -c '[ -z "$(ls -A /var/lib/biometricd | grep -v "^models$")" ]'
 
@@ -178,6 +183,17 @@ check "face verify: someone else does not match (exit 1)" sh -c 'authctl face ve
 check "the database and the key are in /var/lib/biometricd, owned by biometricd, not readable by others" sh -c '
     [ "$(stat -c "%U %a" /var/lib/biometricd/key)" = "biometricd 600" ] && [ "$(stat -c %U /var/lib/biometricd/biometricd.sqlite)" = biometricd ]'
 check "PAM with the daemon up: tony is enrolled but root is not, so root falls through to the password" sh -c 'echo pw-ok | pamtester bmcheck root authenticate'
+echo "-- a user's own first enrolment: the account password through biometricd-password"
+useradd -M alice && echo "alice:alice-pw" | chpasswd
+/usr/libexec/biometricd/biometricd-password --socket /run/biometricd/password.sock >> /tmp/helper.log 2>&1 &
+HPID=$!
+for _ in $(seq 50); do [ -S /run/biometricd/password.sock ] && break; sleep 0.1; done
+check "a wrong password is refused (exit 1), nothing enrolled" sh -c '
+    echo wrong | runuser -u alice -- authctl face enroll --camera replay0 --countdown 0 --frames 3; [ $? -eq 1 ] && ! authctl face list alice | grep -q alice'
+check "alice enrols her own face after her account password" sh -c '
+    echo alice-pw | runuser -u alice -- authctl face enroll --camera replay0 --countdown 0 --frames 3 && authctl face list alice | grep -q alice'
+check "alice may not enrol for tony" sh -c '! echo alice-pw | runuser -u alice -- authctl face enroll tony --camera replay0 --countdown 0'
+kill $HPID 2>/dev/null; wait $HPID 2>/dev/null
 stop_daemon
 
 echo "-- upgrade in place (same version again: prerm upgrade, postinst configure)"
@@ -194,9 +210,9 @@ echo "-- apt remove biometricd"
 check "apt remove" apt-get remove -y biometricd
 check "the package is removed, its conffiles kept (rc)" sh -c '[ "$(dpkg-query -W -f="\${db:Status-Abbrev}" biometricd)" = "rc " ]'
 check "common-auth no longer names pam_biometricd (prerm)" sh -c '! grep -q pam_biometricd /etc/pam.d/common-auth'
-check "the PAM module, binaries and units are gone" sh -c '! ls /usr/sbin/biometricd /usr/bin/authctl $0/pam_biometricd.so /usr/lib/systemd/system/biometricd.* 2>/dev/null | grep -q .' "$SECURITY"
+check "the PAM module, binaries, helper and units are gone" sh -c '! ls /usr/sbin/biometricd /usr/bin/authctl $0/pam_biometricd.so /usr/libexec/biometricd /usr/lib/systemd/system/biometricd* 2>/dev/null | grep -q .' "$SECURITY"
 check "/var/lib/biometricd kept, with the database and the key" test -s /var/lib/biometricd/biometricd.sqlite -a -s /var/lib/biometricd/key
-check "/etc/biometricd/biometricd.conf kept" test -s /etc/biometricd/biometricd.conf
+check "the conffiles are kept" test -s /etc/biometricd/biometricd.conf -a -s /etc/pam.d/biometricd-enroll
 check "login still works with the password" sh -c 'echo pw-ok | pamtester bmcheck root authenticate'
 
 echo "-- reinstall: the templates are still there"
@@ -211,9 +227,9 @@ echo "-- apt purge biometricd biometricd-models"
 check "apt purge" apt-get purge -y biometricd biometricd-models
 check "dpkg knows neither package any more" sh -c '! dpkg-query -W -f="\${db:Status-Abbrev}\n" biometricd biometricd-models 2>/dev/null | grep -q .'
 check "/var/lib/biometricd deleted" test ! -e /var/lib/biometricd
-check "/etc/biometricd deleted" test ! -e /etc/biometricd
+check "/etc/biometricd and /etc/pam.d/biometricd-enroll deleted" test ! -e /etc/biometricd -a ! -e /etc/pam.d/biometricd-enroll
 check "/usr/share/biometricd deleted" test ! -e /usr/share/biometricd
-check "the socket's enable link is gone" test ! -e /etc/systemd/system/sockets.target.wants/biometricd.socket
+check "the sockets' enable links are gone" sh -c '! ls /etc/systemd/system/sockets.target.wants/biometricd* 2>/dev/null | grep -q .'
 check "deb-systemd-helper keeps no state of the units" sh -c '! find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked -name "biometricd*" 2>/dev/null | grep -q .'
 check "the biometricd user and the groups stay (Debian keeps system users)" getent passwd biometricd
 

@@ -2,8 +2,9 @@
 # package.sh [--out DIR] [--version V] [--no-build] [--no-lintian] [--check-conf]
 #
 # Builds the Debian 12 packages from this checkout, with dpkg-dev's own tools (no debian/rules):
-#   biometricd_<version>_amd64.deb        daemon, authctl, PAM module, units, udev rule, config,
-#                                         pam-auth-update profile, man pages, shell completions
+#   biometricd_<version>_amd64.deb        daemon, authctl, PAM module, password helper, units,
+#                                         udev rule, config, pam-auth-update profile, man pages,
+#                                         shell completions
 #   biometricd-models_<version>_all.deb   the face models with their SHA256SUMS
 # <version> is biometricdVersion in Sources/Daemon/Daemon.swift; debian/changelog must have an
 # entry for it. The binaries are release builds linked with --static-swift-stdlib (no Swift
@@ -20,7 +21,7 @@
 set -euo pipefail
 umask 022
 
-usage() { sed -n '2,19s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,20s/^# \{0,1\}//p' "$0"; }
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(dirname "$HERE")
@@ -67,7 +68,7 @@ log "$CONF and Docs/biometricd.conf.5: all $(echo "$code_keys" | wc -l) configur
 [ $CHECK_CONF_ONLY -eq 0 ] || exit 0
 
 # --- build tools (Debian 12 packages) ---------------------------------------------------
-TOOLS=(dpkg-dev lintian man-db groff-base binutils gcc libc6-dev libpam0g-dev gzip)
+TOOLS=(dpkg-dev lintian man-db groff-base binutils gcc libc6-dev libpam0g-dev libsystemd-dev gzip python3)
 missing=()
 for p in "${TOOLS[@]}"; do
     [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" = "install ok installed" ] || missing+=("$p")
@@ -122,8 +123,9 @@ if [ $BUILD -eq 1 ]; then
         cp "$dir/biometricd" "$dir/authctl" "$out/"' _ "$BIN" "${FLAGS[@]}" > "$WORK/build.log" 2>&1 \
         || { tail -40 "$WORK/build.log" >&2; die "swift build failed (log: $WORK/build.log)"; }
     "$HERE/build-pam.sh" "$BIN/pam_biometricd.so" >/dev/null
+    "$HERE/build-password-helper.sh" "$BIN/biometricd-password" >/dev/null
 fi
-for f in biometricd authctl pam_biometricd.so; do [ -f "$BIN/$f" ] || die "$BIN/$f missing (run without --no-build)"; done
+for f in biometricd authctl pam_biometricd.so biometricd-password; do [ -f "$BIN/$f" ] || die "$BIN/$f missing (run without --no-build)"; done
 for f in biometricd authctl; do
     if readelf -d "$BIN/$f" | grep -q 'NEEDED.*libswift\|NEEDED.*libFoundation\|NEEDED.*libdispatch'; then
         die "$f needs the Swift runtime libraries: not linked with --static-swift-stdlib"
@@ -156,6 +158,33 @@ for m in "${MANPAGES[@]}"; do
 $warnings"
 done
 log "man pages render cleanly: ${MANPAGES[*]}"
+# The pages name every command and option the executables have (ArgumentParser's help dump).
+manual_covers() {  # EXECUTABLE PAGE
+    "$1" --experimental-dump-help | python3 -c '
+import json, re, subprocess, sys
+page = sys.argv[1]
+text = subprocess.run(["man", "-l", "-Tutf8", page], capture_output=True, text=True,
+                      env={"MANWIDTH": "250", "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"}).stdout
+text = " ".join(re.sub(r".\x08", "", text).replace("[", " ").replace("]", " ").split())
+missing = []
+def walk(cmd, path):
+    subs = [c for c in cmd.get("subcommands", []) if c["commandName"] != "help"]
+    if path and " ".join(path) not in text:
+        missing.append(" ".join(path))
+    for arg in cmd.get("arguments", []):
+        for name in arg.get("names", []):
+            if arg.get("shouldDisplay") and name["kind"] == "long" and "--" + name["name"] not in text:
+                missing.append(" ".join(path + ["--" + name["name"]]))
+    for c in subs:
+        walk(c, path + [c["commandName"]])
+walk(json.load(sys.stdin)["command"], [])
+if missing:
+    sys.exit(page + " does not name: " + ", ".join(sorted(set(missing))))
+' "$2"
+}
+manual_covers "$BIN/authctl" Docs/authctl.1 || die "Docs/authctl.1 lags behind authctl"
+manual_covers "$BIN/biometricd" Docs/biometricd.8 || die "Docs/biometricd.8 lags behind biometricd"
+log "authctl(1) and biometricd(8) name every command and option"
 
 # --- biometricd ---------------------------------------------------------------------------
 ROOT=$WORK/root/biometricd
@@ -166,19 +195,26 @@ MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 install -D -m 0755 "$BIN/biometricd" "$ROOT/usr/sbin/biometricd"
 install -D -m 0755 "$BIN/authctl" "$ROOT/usr/bin/authctl"
 install -D -m 0644 "$BIN/pam_biometricd.so" "$ROOT/usr/lib/$MULTIARCH/security/pam_biometricd.so"
+install -D -m 0755 "$BIN/biometricd-password" "$ROOT/usr/libexec/biometricd/biometricd-password"
 # As dh_strip: executables lose their symbols, the PAM module what linking does not need.
-strip --remove-section=.comment --remove-section=.note "$ROOT/usr/sbin/biometricd" "$ROOT/usr/bin/authctl"
+strip --remove-section=.comment --remove-section=.note "$ROOT/usr/sbin/biometricd" "$ROOT/usr/bin/authctl" \
+    "$ROOT/usr/libexec/biometricd/biometricd-password"
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/usr/lib/$MULTIARCH/security/pam_biometricd.so"
 "$ROOT/usr/bin/authctl" --help >/dev/null || die "the stripped authctl does not run"
 "$ROOT/usr/sbin/biometricd" --help >/dev/null || die "the stripped biometricd does not run"
 
 install -D -m 0644 systemd/biometricd.service "$ROOT/usr/lib/systemd/system/biometricd.service"
 install -D -m 0644 systemd/biometricd.socket "$ROOT/usr/lib/systemd/system/biometricd.socket"
+install -D -m 0644 systemd/biometricd-password.service "$ROOT/usr/lib/systemd/system/biometricd-password.service"
+install -D -m 0644 systemd/biometricd-password.socket "$ROOT/usr/lib/systemd/system/biometricd-password.socket"
+grep -qx 'ExecStart=/usr/libexec/biometricd/biometricd-password.*' systemd/biometricd-password.service \
+    || die "systemd/biometricd-password.service: ExecStart must be /usr/libexec/biometricd/biometricd-password"
 install -D -m 0644 systemd/biometricd.sysusers "$ROOT/usr/lib/sysusers.d/biometricd.conf"
 install -D -m 0644 systemd/biometricd.tmpfiles "$ROOT/usr/lib/tmpfiles.d/biometricd.conf"
 install -D -m 0644 udev/70-biometricd.rules "$ROOT/usr/lib/udev/rules.d/70-biometricd.rules"
 install -D -m 0644 "$CONF" "$ROOT/etc/biometricd/biometricd.conf"
 install -D -m 0644 debian/pam-configs-biometricd "$ROOT/usr/share/pam-configs/biometricd"
+install -D -m 0644 Sources/PAM/biometricd-enroll.pam "$ROOT/etc/pam.d/biometricd-enroll"
 
 for m in "${MANPAGES[@]}"; do
     section=${m##*.}
@@ -193,6 +229,8 @@ install -d "$ROOT/usr/share/bash-completion/completions" "$ROOT/usr/share/zsh/ve
 "$ROOT/usr/bin/authctl" --generate-completion-script fish > "$ROOT/usr/share/fish/vendor_completions.d/authctl.fish"
 
 install -D -m 0644 debian/copyright "$ROOT/usr/share/doc/biometricd/copyright"
+# Named by the units' Documentation= (file:/usr/share/doc/biometricd/auth.md), so not compressed.
+install -m 0644 Docs/auth.md Docs/pam.md "$ROOT/usr/share/doc/biometricd/"
 gzip -9nc "$CHANGELOG" > "$ROOT/usr/share/doc/biometricd/changelog.gz"
 
 # --- biometricd-models --------------------------------------------------------------------
@@ -222,6 +260,7 @@ install -d -m 0755 "$ROOT/DEBIAN" "$MROOT/DEBIAN"
 # dpkg-shlibdeps: the libraries the ELF files need, as versioned Debian packages.
 dpkg-shlibdeps -T"$WORK/control/biometricd.substvars" \
     -e"$ROOT/usr/sbin/biometricd" -e"$ROOT/usr/bin/authctl" -e"$ROOT/usr/lib/$MULTIARCH/security/pam_biometricd.so" \
+    -e"$ROOT/usr/libexec/biometricd/biometricd-password" \
     2> >(sed 's/^/dpkg-shlibdeps: /' >&2)
 echo "misc:Depends=" >> "$WORK/control/biometricd.substvars"
 echo "misc:Depends=" > "$WORK/control/biometricd-models.substvars"
@@ -229,7 +268,7 @@ echo "misc:Depends=" > "$WORK/control/biometricd-models.substvars"
 install -m 0755 debian/biometricd.postinst "$ROOT/DEBIAN/postinst"
 install -m 0755 debian/biometricd.prerm "$ROOT/DEBIAN/prerm"
 install -m 0755 debian/biometricd.postrm "$ROOT/DEBIAN/postrm"
-echo /etc/biometricd/biometricd.conf > "$ROOT/DEBIAN/conffiles"
+printf '%s\n' /etc/biometricd/biometricd.conf /etc/pam.d/biometricd-enroll > "$ROOT/DEBIAN/conffiles"
 chmod 0644 "$ROOT/DEBIAN/conffiles"
 
 for pkg in biometricd biometricd-models; do
