@@ -234,6 +234,9 @@ func runAttempts() {
     let personOf = names.map { personIndex[$0]! }
     var people = [[Int]](repeating: [], count: personNames.count)
     for (i, p) in personOf.enumerated() { people[p].append(i) }
+    if let i = arguments.firstIndex(of: "--pair"), arguments.count > i + 2 {
+        return runPair(d, enrolled: arguments[i + 1], impostor: arguments[i + 2], frames: k)
+    }
     let table = frameScoreTable(d)
     say("LFW: \(files.count) images of \(personNames.count) people; \(people.filter { $0.count >= k }.count) with >= \(k) photos, \(people.filter { $0.count >= k + 1 }.count) with >= \(k + 1); attempt = first \(k) judged frames; up to \(cap) sequences per person and kind")
 
@@ -344,4 +347,29 @@ func runAttempts() {
         try! swift.write(toFile: repo + "/Sources/Face/FaceAttemptCalibration.swift", atomically: true, encoding: .utf8)
         say("wrote Sources/Face/FaceAttemptCalibration.swift (\(calibration.knots.count) knots, \(k) frames)")
     }
+}
+
+/// One enrolled person against every sequence of `frames` different photos of one impostor (the
+/// review's case: Colin Powell's photos against Tony Blair's template). The template is what an
+/// enrolment of three frames of A's first three photos makes (jittered, fused).
+func runPair(_ d: ViewDescriptors, enrolled a: String, impostor b: String, frames k: Int) {
+    let photosA = d.files.indices.filter { d.files[$0].hasPrefix(a + "/") }
+    let photosB = d.files.indices.filter { d.files[$0].hasPrefix(b + "/") }
+    guard photosA.count >= 3, photosB.count >= k else { return say("need 3 photos of \(a) and \(k) of \(b) in the LFW set") }
+    let template = FaceTemplate.fused(photosA.prefix(3).map { FaceTemplate(embedding: d.embedding($0, Array(0..<8)), quality: 80) })!
+    let probes = photosB.map { FaceTemplate(embedding: d.embedding($0, [0, 1]), quality: 80) }
+    let perPhoto = probes.map { FaceVerification.score($0, against: [template], calibration: FaceCalibration.lfw) }
+    say("\(a) enrolled from \(photosA.prefix(3).map { d.files[$0] }.joined(separator: ", "))")
+    say("\(b): \(probes.count) photos score \(perPhoto.map { fmt($0, 1) }.joined(separator: " ")) per comparison (the replaced rule matched on the best frame: \(fmt(perPhoto.max()!, 1)))")
+    var scores: [Double] = []
+    func choose(_ from: ArraySlice<Int>, _ n: Int) -> [[Int]] {
+        guard n > 0 else { return [[]] }
+        guard let first = from.first else { return [] }
+        return choose(from.dropFirst(), n - 1).map { [first] + $0 } + choose(from.dropFirst(), n)
+    }
+    for subset in choose(Array(probes.indices)[...], k) {
+        scores.append(FaceAttemptRule.standard.score(frameScores: subset.map { perPhoto[$0] })!)
+    }
+    scores.sort()
+    say("every attempt of \(k) different photos (\(scores.count)), FaceAttemptRule.standard: max \(fmt(scores.last!, 1)), median \(fmt(scores[scores.count / 2], 1))")
 }
