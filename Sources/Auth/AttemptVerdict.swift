@@ -35,3 +35,19 @@ public enum AttemptVerdict: Sendable, Equatable {
         }
     }
 }
+
+extension LockoutState {
+    /// Applies an attempt's effect: the one rule for a user's lockout and a camera's.
+    public mutating func apply(_ effect: AttemptVerdict.LockoutEffect, now: Double, rules: LockoutRules) {
+        switch effect {
+        case .reset: recordSuccess()
+        case .countFailure: recordFailure(now: now, rules: rules)
+        case .none: break
+        }
+    }
+
+    /// For the log: "3 in a row", with the lock that follows (`untilWhat`: what ends the long lock).
+    public func summary(now: Double, rules: LockoutRules, untilWhat: String) -> String {
+        "\(failures) in a row" + (requiresPIN ? ", locked until \(untilWhat)" : lockedUntil > now ? ", locked for \(rules.lockSeconds) s" : "")
+    }
+}

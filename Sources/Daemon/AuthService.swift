@@ -68,11 +68,9 @@ final class AuthService: Sendable {
         guard effect != .none else { return }
         do {
             let rules = lockoutRules
-            let state = try store.updateLockout(user: user) { state in
-                if effect == .reset { state.recordSuccess() } else { state.recordFailure(now: Self.now, rules: rules) }
-            }
+            let state = try store.updateLockout(user: user) { $0.apply(effect, now: Self.now, rules: rules) }
             if effect == .countFailure {
-                logger.notice("\(modality) failure for '\(user)' (\(verdict)): \(state.failures) in a row\(state.requiresPIN ? ", locked until PIN" : state.lockedUntil > Self.now ? ", locked for \(rules.lockSeconds) s" : "")")
+                logger.notice("\(modality) failure for '\(user)' (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "a PIN"))")
             }
         } catch StoreError.notFound {
             // No such user: nothing to count (verify refused them before any capture).
@@ -109,11 +107,9 @@ final class AuthService: Sendable {
         guard effect != .none else { return }
         do {
             let rules = lockoutRules
-            let state = try store.updateCameraLockout(camera: camera) { state in
-                if effect == .reset { state.recordSuccess() } else { state.recordFailure(now: Self.now, rules: rules) }
-            }
+            let state = try store.updateCameraLockout(camera: camera) { $0.apply(effect, now: Self.now, rules: rules) }
             if effect == .countFailure {
-                logger.notice("identify on '\(camera)' (\(verdict)): \(state.failures) in a row\(state.requiresPIN ? ", locked until an admin clears it" : state.lockedUntil > Self.now ? ", locked for \(rules.lockSeconds) s" : "")")
+                logger.notice("identify on '\(camera)' (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "an admin clears it"))")
             }
         } catch {
             logger.error("cannot record an identification on '\(camera)': \(error)")
