@@ -223,6 +223,7 @@ func fitAttemptCalibration(_ hists: [[Int]], frames k: Int) -> (FARCalibration, 
 }
 
 func runAttempts() {
+    say("$ biometricd-face-bench " + arguments.joined(separator: " "))
     let k = arguments.firstIndex(of: "--frames").flatMap { Int(arguments[$0 + 1]) } ?? FaceCalibration.attemptFrames
     let cap = arguments.firstIndex(of: "--cap").flatMap { Int(arguments[$0 + 1]) } ?? 8
     let folds = lfwPairs()
