@@ -864,9 +864,19 @@ def worker_key_flood(p, ctl):
     t0 = now()
     accepted, sent, in_flight = 0, 0, 0
     first_error = None
+    if p.get("pin"):
+        # A change to one's factors needs a fresh authentication on the connection (issue 20):
+        # the flooder passes its own PIN first, as a real user's program would.
+        conn.send({"jsonrpc": "2.0", "id": 0, "method": "pin.verify", "params": {"user": user, "pin": p["pin"]}})
+        while True:
+            msg = conn.readline(now() + 10.0)
+            if isinstance(msg, dict) and msg.get("id") == 0:
+                if not (msg.get("result") or {}).get("ok"):
+                    first_error = msg.get("error") or {"client": f"pin.verify did not pass: {msg}"}
+                break
     deadline = now() + p.get("run_s", 25.0)
     try:
-        while (sent < count or in_flight) and now() < deadline:
+        while first_error is None and (sent < count or in_flight) and now() < deadline:
             while sent < count and in_flight < 8 and first_error is None:
                 sent += 1
                 in_flight += 1
@@ -1546,10 +1556,11 @@ def db_size(state):
 
 
 def scenario_storage_quota(env):
-    """nobody registers keys for itself up to 5,000 times. A user checks it is stopped at 32 keys
-    (the default quota) with error 1010 quota_exceeded, and that the database barely grows."""
+    """nobody, freshly authenticated with its own PIN on its connection (what a change to its
+    factors needs), registers keys for itself up to 5,000 times. A user checks it is stopped at
+    32 keys (the default quota) with error 1010 quota_exceeded, and that the database barely grows."""
     size0 = db_size(env.state)
-    w = env.worker(ATTACKER, "key_flood", socket=env.socket, user=ATTACKER, count=5000, run_s=30.0)
+    w = env.worker(ATTACKER, "key_flood", socket=env.socket, user=ATTACKER, count=5000, run_s=30.0, pin=PINS[ATTACKER])
     done = w.event("done", 40.0) or {}
     w.finish(2.0)
     size1 = db_size(env.state)
