@@ -49,8 +49,6 @@ final class ClientConnection: Sendable {
         self.onClose = onClose
     }
 
-    var runningCount: Int { state.withLock { $0.running.count } }
-
     // MARK: Input
 
     /// One parsed line. Called on the channel's event loop, in arrival order.

@@ -1,4 +1,3 @@
-import BiometricCore
 import BiometricProtocol
 import Foundation
 import Logging
@@ -45,20 +44,15 @@ final class RPCServer: Sendable {
     /// Binds `path` (replacing a stale socket file) or adopts systemd's socket `fd`.
     func start(path: String, activatedFD: Int32?) async throws {
         let logger = self.logger
-        let acceptFailures = Mutex<UInt64>(0)
+        let acceptFailures = LogThrottle<String>()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler { error in
                         // Logged at most once a minute: an exhausted descriptor table fails every accept.
-                        let now = monotonicNanoseconds()
-                        let log = acceptFailures.withLock { last in
-                            defer { if now &- last >= 60_000_000_000 || last == 0 { last = now } }
-                            return now &- last >= 60_000_000_000 || last == 0
-                        }
-                        if log {
-                            logger.warning("accept failed (\(error)); pausing accepts \(Self.acceptBackoff.nanoseconds / 1_000_000) ms at a time, open connections are still served; logged at most once a minute")
+                        if let unlogged = acceptFailures.admit("accept") {
+                            logger.warning("accept failed (\(error)); pausing accepts \(Self.acceptBackoff.nanoseconds / 1_000_000) ms at a time, open connections are still served; \(unlogged) more failed since the last message; logged at most once a minute")
                         }
                         return Self.acceptBackoff
                     })

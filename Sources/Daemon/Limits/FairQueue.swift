@@ -86,7 +86,6 @@ struct FairOrder: Sendable, Equatable {
 /// A fair queue in front of a bounded pool: `run(owner:)` waits its turn by `FairOrder`, then
 /// runs the job on the pool. A call canceled while waiting leaves at once and takes no slot.
 final class FairQueue: Sendable {
-    let label: String
     private let pool: AnalysisPool
     private let order: Mutex<FairOrder>
     private let tickets = Atomic<Int>(0)
@@ -96,7 +95,6 @@ final class FairQueue: Sendable {
     /// `refused` is told of each refusal (the server's once-a-minute log).
     init(label: String, width: Int, maxQueuedPerOwner: Int, maxRunningPerOwner: Int? = nil,
          refused: @escaping @Sendable (UInt32) -> Void = { _ in }) {
-        self.label = label
         pool = AnalysisPool(label: "biometricd.\(label)", threads: width)
         order = Mutex(FairOrder(width: width, maxQueuedPerOwner: maxQueuedPerOwner, maxRunningPerOwner: maxRunningPerOwner))
         self.refused = refused

@@ -147,16 +147,13 @@ public struct ShareLedger: Sendable, Equatable {
 /// become a flood of the journal.
 final class UserShares: Sendable {
     private let ledger: Mutex<ShareLedger>
-    private let logged = Mutex<[ShareLimit: (at: UInt64, suppressed: Int)]>([:])
+    private let throttle = LogThrottle<ShareLimit>()
     private let warn: @Sendable (String) -> Void
 
     init(rules: ShareRules, warn: @escaping @Sendable (String) -> Void) {
         ledger = Mutex(ShareLedger(rules: rules))
         self.warn = warn
     }
-
-    var rules: ShareRules { ledger.withLock { $0.rules } }
-    var snapshot: ShareLedger { ledger.withLock { $0 } }
 
     func admitConnection(_ peer: Peer) -> Admission {
         noted(ledger.withLock { $0.admitConnection(uid: peer.uid, isAdmin: peer.isAdmin) }, peer)
@@ -175,16 +172,7 @@ final class UserShares: Sendable {
     @discardableResult
     func noted(_ admission: Admission, _ peer: Peer) -> Admission {
         guard case .refused(let limit, let max) = admission else { return admission }
-        let now = monotonicNanoseconds()
-        let suppressed: Int? = logged.withLock { log in
-            if let last = log[limit], now &- last.at < 60_000_000_000 {
-                log[limit] = (last.at, last.suppressed + 1)
-                return nil
-            }
-            defer { log[limit] = (now, 0) }
-            return log[limit]?.suppressed ?? 0
-        }
-        if let suppressed {
+        if let suppressed = throttle.admit(limit) {
             warn("limit reached: \(limit.rawValue) (\(max)) by uid \(peer.uid)"
                  + (suppressed > 0 ? "; \(suppressed) more refused since the last message" : "")
                  + "; logged at most once a minute")

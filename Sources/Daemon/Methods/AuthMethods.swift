@@ -30,9 +30,9 @@ struct AuthMethods: MethodGroup {
             // the old PIN must be right. An administrator's set also unlocks a locked PIN.
             if !context.peer.isAdmin && !context.connection.reverification.isFresh(p.user) {
                 guard try store.pin(user: p.user) != nil, let old = p.oldPIN else {
-                    throw RPCError.app(.permissionDenied, "setting a PIN needs a fresh authentication or the old PIN ('old_pin')",
-                                       hint: "authenticate first (face, finger, or your account password if you have no factor yet)",
-                                       details: ["reverification_required": true, "user": .string(p.user)])
+                    // No PIN to check old_pin against: the same refusal as without it.
+                    throw policy.refusal(.reverificationNeeded, rule: .selfReverifiedOrAdmin, action: "set the PIN of",
+                                         peer: context.peer, user: p.user) ?? RPCError.internal("no refusal")
                 }
                 let check = try await auth.verifyPIN(user: p.user, pin: old, caller: context.peer.uid)
                 guard check.ok else {
