@@ -15,6 +15,31 @@ import Foundation
 private let printRepo = FileManager.default.currentDirectoryPath
 let fvcDir = printRepo + "/../shared/data/fingers/fvc2002_db2_b/images"
 
+/// A shared FVC "B" set: 10 fingers (101…110) × 8 impressions, read at the ppi its SOURCE.txt
+/// states (the only per-image input the extractor takes). NBIS EERs (mindtct + bozorth3, all
+/// cross-finger impostor pairs, same images) are from issue 26.
+struct FVCSet: Sendable {
+    let name: String
+    let directory: String
+    let ppi: Int
+    let nbisEER: Double
+
+    static let db2b = FVCSet(name: "FVC2002 DB2_B", directory: fvcDir, ppi: 569, nbisEER: 2.58)
+    static let all: [FVCSet] = [
+        db2b,
+        FVCSet(name: "FVC2002 DB1_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2002/DB1_B", ppi: 500, nbisEER: 4.17),
+        FVCSet(name: "FVC2002 DB4_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2002/DB4_B", ppi: 500, nbisEER: 5.19),
+        FVCSet(name: "FVC2004 DB1_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2004/DB1_B", ppi: 500, nbisEER: 10.59),
+    ]
+
+    /// `--set NAME[,NAME]` picks sets by a case-insensitive part of their name ("2002 db1", "2004"); all by default.
+    static func chosen(_ arguments: [String]) -> [FVCSet] {
+        guard let at = arguments.firstIndex(of: "--set"), at + 1 < arguments.count else { return all }
+        let wanted = arguments[at + 1].lowercased().split(separator: ",").map(String.init)
+        return all.filter { set in wanted.contains { set.name.lowercased().contains($0) } }
+    }
+}
+
 func printClock() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -30,11 +55,11 @@ struct FVCImage {
     let image: FingerprintImage
 }
 
-func loadFVC() -> [FVCImage] {
+func loadFVC(_ set: FVCSet = .db2b) -> [FVCImage] {
     var out: [FVCImage] = []
     for finger in 101...110 {
         for impression in 1...8 {
-            let path = "\(fvcDir)/\(finger)_\(impression).tif"
+            let path = "\(set.directory)/\(finger)_\(impression).tif"
             var status = CVIS_OK
             guard let img = cvis_image_read(path, 1 << 24, &status) else {
                 print("cannot read \(path): \(String(cString: cvis_last_error()))")
@@ -45,7 +70,7 @@ func loadFVC() -> [FVCImage] {
             _ = grey.withUnsafeMutableBufferPointer { cvis_image_copy(img, $0.baseAddress, nil) }
             cvis_image_free(img)
             out.append(FVCImage(finger: finger, impression: impression,
-                                image: try! FingerprintImage(width: w, height: h, pixels: grey, ppi: 569)))
+                                image: try! FingerprintImage(width: w, height: h, pixels: grey, ppi: set.ppi)))
         }
     }
     return out
@@ -56,7 +81,7 @@ func extractAll(_ images: [FVCImage]) -> [FingerTemplate] {
     return images.map { img in
         do { return try extractor.extract(img.image) } catch {
             print("\(img.finger)_\(img.impression): \(error)")
-            return FingerTemplate(sourcePPI: 569, width: 1, height: 1, quality: 0, position: nil, minutiae: [])
+            return FingerTemplate(sourcePPI: img.image.ppi, width: 1, height: 1, quality: 0, position: nil, minutiae: [])
         }
     }
 }
@@ -142,6 +167,81 @@ private func runFVC() {
     let worst = zip(images.indices, templates).map { ($0.0, $0.1.minutiae.count, $0.1.quality) }
         .sorted { $0.2 < $1.2 }.prefix(5).map { "\(images[$0.0].finger)_\(images[$0.0].impression) q\($0.2) n\($0.1)" }
     print("lowest-quality prints: \(worst.joined(separator: ", "))")
+}
+
+// MARK: several sensors
+
+/// One set's figures under the issue-26 protocol: FVC genuine pairs (280), all cross-finger
+/// impostor pairs (2,880), each set at its own ppi.
+private struct SetResult {
+    let set: FVCSet
+    let rates: ErrorRates
+    let maxImpostor: (score: Double, similarity: Double, pair: String)
+    let impostorsAtOrAbove: (t48: Int, t60: Int)
+    let genuineAtOrAbove48: Int
+    let genuineCount: Int
+    let refused: Int
+    let rankOne: Int
+    let extractMs: Double
+    let minutiae: (min: Int, median: Int, max: Int)
+}
+
+private func measure(_ set: FVCSet, matcher: FingerMatcher) -> SetResult {
+    let images = loadFVC(set)
+    let t0 = printClock()
+    let templates = extractAll(images)
+    let extractMs = (printClock() - t0) * 1000 / Double(images.count)
+    let refused = images.filter { (try? FingerprintExtractor().extract($0.image)) == nil }.count
+    let counts = templates.map(\.minutiae.count).sorted()
+    let s = pairSimilarities(templates, matcher: matcher)
+    let parts = split(images, s)
+    var worst = (score: -1.0, similarity: 0.0, pair: "")
+    var imp48 = 0, imp60 = 0
+    for i in images.indices {
+        for j in (i + 1)..<images.count where images[i].finger != images[j].finger {
+            let score = matcher.calibration.score(s[i][j])
+            if score >= 48 { imp48 += 1 }
+            if score >= 60 { imp60 += 1 }
+            if s[i][j] > worst.similarity || worst.score < 0 {
+                worst = (score, s[i][j], "\(images[i].finger)_\(images[i].impression) vs \(images[j].finger)_\(images[j].impression)")
+            }
+        }
+    }
+    let gen48 = parts.genuine.filter { matcher.calibration.score($0) >= 48 }.count
+    let prepared = templates.map { matcher.prepare($0)! }
+    var rankOne = 0
+    for i in prepared.indices {
+        let gallery = prepared.indices.filter { $0 != i }
+        if let best = matcher.search(prepared[i], in: gallery.map { prepared[$0] }, limit: 1).first,
+           images[gallery[best.index]].finger == images[i].finger { rankOne += 1 }
+    }
+    return SetResult(set: set, rates: ErrorRates(genuine: parts.genuine, impostor: parts.allImpostor), maxImpostor: worst,
+                     impostorsAtOrAbove: (imp48, imp60), genuineAtOrAbove48: gen48, genuineCount: parts.genuine.count,
+                     refused: refused, rankOne: rankOne, extractMs: extractMs,
+                     minutiae: (counts.first ?? 0, counts[counts.count / 2], counts.last ?? 0))
+}
+
+/// `print sets [--set NAME]`: every shared set at its own ppi, all cross-finger impostor pairs
+/// (the issue-26 protocol), with NBIS beside each, then the mean EER over the sets.
+private func runSets(_ arguments: [String]) {
+    let matcher = FingerMatcher()
+    func pct(_ v: Double) -> String { f(v * 100) + " %" }
+    var results: [SetResult] = []
+    print("set            | ppi | EER (NBIS)        | FMR100  | FMR1000 | ZeroFMR | max impostor score (similarity, pair) | imp ≥48 / ≥60 | gen ≥48 | refused | rank-1 | ms/img | minutiae")
+    for set in FVCSet.chosen(arguments) {
+        guard FileManager.default.fileExists(atPath: set.directory) else {
+            print("\(set.name): not found at \(set.directory)")
+            continue
+        }
+        let r = measure(set, matcher: matcher)
+        results.append(r)
+        print("\(set.name) | \(set.ppi) | \(pct(r.rates.eer)) (\(f(set.nbisEER)) %) | \(pct(r.rates.fnmr1)) | \(pct(r.rates.fnmr01)) | \(pct(r.rates.zeroFMR)) | \(f(r.maxImpostor.score, 1)) (\(f(r.maxImpostor.similarity, 4)), \(r.maxImpostor.pair)) | \(r.impostorsAtOrAbove.t48) / \(r.impostorsAtOrAbove.t60) | \(r.genuineAtOrAbove48)/\(r.genuineCount) | \(r.refused) | \(r.rankOne)/80 | \(f(r.extractMs, 0)) | \(r.minutiae.min)/\(r.minutiae.median)/\(r.minutiae.max)")
+    }
+    guard !results.isEmpty else { exit(1) }
+    let mean = results.map(\.rates.eer).reduce(0, +) / Double(results.count)
+    let nbis = results.map(\.set.nbisEER).reduce(0, +) / Double(results.count)
+    print("mean EER over \(results.count) sets: \(pct(mean)) (NBIS \(f(nbis)) %); worst FMR1000 \(pct(results.map(\.rates.fnmr01).max()!)); impostors ≥ 60: \(results.map(\.impostorsAtOrAbove.t60).reduce(0, +))")
+    print("(EER, FMR100 = FNMR at FMR ≤ 1 %, FMR1000 = FNMR at FMR ≤ 0.1 %, over 280 genuine and 2,880 impostor pairs; refused = images the default extractor turns away, still matched here with all their minutiae)")
 }
 
 // MARK: speed
@@ -282,11 +382,12 @@ func runPrintBench(_ arguments: [String]) {
     }
     switch arguments.first {
     case "fvc": runFVC()
+    case "sets": runSets(Array(arguments.dropFirst()))
     case "speed": runSpeed()
     case "calibrate": runCalibrate(write: arguments.contains("--write"))
     case "index": runIndexBench(Array(arguments.dropFirst()))
     default:
-        print("usage: biometricd-finger-bench print fvc | speed | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write]")
+        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | speed | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write]")
         exit(2)
     }
 }
