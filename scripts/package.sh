@@ -205,6 +205,10 @@ strip --remove-section=.comment --remove-section=.note --strip-unneeded "$ROOT/u
 
 install -D -m 0644 systemd/biometricd.service "$ROOT/usr/lib/systemd/system/biometricd.service"
 install -D -m 0644 systemd/biometricd.socket "$ROOT/usr/lib/systemd/system/biometricd.socket"
+install -D -m 0644 systemd/biometricd-key.service "$ROOT/usr/lib/systemd/system/biometricd-key.service"
+install -D -m 0755 systemd/biometricd-key "$ROOT/usr/libexec/biometricd/biometricd-key"
+grep -qx 'ExecStart=/usr/libexec/biometricd/biometricd-key' systemd/biometricd-key.service \
+    || die "systemd/biometricd-key.service: ExecStart must be /usr/libexec/biometricd/biometricd-key"
 install -D -m 0644 systemd/biometricd-password.service "$ROOT/usr/lib/systemd/system/biometricd-password.service"
 install -D -m 0644 systemd/biometricd-password.socket "$ROOT/usr/lib/systemd/system/biometricd-password.socket"
 grep -qx 'ExecStart=/usr/libexec/biometricd/biometricd-password.*' systemd/biometricd-password.service \

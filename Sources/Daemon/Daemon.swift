@@ -43,6 +43,7 @@ public final class Daemon: Sendable {
     let templates: TemplateRepository
     let limits: DaemonLimits
     let keySource: TemplateKey.Source
+    let keyProtection: TemplateKey.Protection
     let proofs = PasswordProofs()
     let startedNs = monotonicNanoseconds()
     private let server = Mutex<RPCServer?>(nil)
@@ -59,14 +60,18 @@ public final class Daemon: Sendable {
         }
         sessions = CameraSessions(cameras: cameras)
         do {
-            let (key, source) = try TemplateKey.loadWithSource(
+            let loaded = try TemplateKey.loadWithSource(
                 stateDirectory: configuration.stateDirectory,
                 credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
-            store = try TemplateStore(directory: configuration.stateDirectory, key: key)
-            keySource = source
+            store = try TemplateStore(directory: configuration.stateDirectory, key: loaded.key)
+            keySource = loaded.source
+            keyProtection = loaded.protection
         } catch .keyMissing(let path, let rows) {
             throw StartupError(description: StoreError.keyMissing(path, sealedRows: rows).description,
                                storeRefusal: StoreStatus(state: "key_missing", message: StoreError.keyMissing(path, sealedRows: rows).description))
+        } catch .keyUnsealable(let why) {
+            throw StartupError(description: StoreError.keyUnsealable(why).description,
+                               storeRefusal: StoreStatus(state: "key_unsealable", message: StoreError.keyUnsealable(why).description))
         } catch .keyMismatch(let rows) {
             throw StartupError(description: StoreError.keyMismatch(sealedRows: rows).description,
                                storeRefusal: StoreStatus(state: "key_mismatch", message: StoreError.keyMismatch(sealedRows: rows).description))
@@ -121,7 +126,7 @@ public final class Daemon: Sendable {
             cameras: cameras.devices.map(\.id), models: models.status, users: (try? store.userCount()) ?? 0,
             activeSessions: sessions.activeCount, clients: clientCount, socketActivated: isSocketActivated,
             privileged: configuration.privileged, faceGallery: templates.faceGalleryStatus,
-            store: StoreStatus(state: "open", key: keySource.rawValue))
+            store: StoreStatus(state: "open", key: keySource.rawValue, protection: keyProtection.rawValue))
     }
 
     /// Serves until SIGTERM or SIGINT.

@@ -80,17 +80,23 @@ public struct DaemonStatus: Codable, Sendable {
 
 /// daemon.status `store`: whether the sealed store is open, and with which key.
 public struct StoreStatus: Codable, Sendable, Equatable {
-    /// `open`, `key_missing` (the key is gone but sealed rows remain) or `key_mismatch` (the key
-    /// opens nothing in the database). Only `open` serves anything but daemon.status.
+    /// `open`, `key_missing` (the key is gone but sealed rows remain), `key_mismatch` (the key
+    /// opens nothing in the database) or `key_unsealable` (the key is sealed to a TPM or host key
+    /// that cannot unseal it here). Only `open` serves anything but daemon.status.
     public var state: String
     /// Where the key came from: `credential` (systemd) or `file`; nil when refused.
     public var key: String?
+    /// What protects the key at rest: `tpm2` (sealed by the TPM 2.0 and the host key), `host`
+    /// (sealed by systemd's host key), `credential` (a plain systemd credential) or `file` (a
+    /// 0600 file); nil when refused.
+    public var protection: String?
     /// What to do, when refused.
     public var message: String?
 
-    public init(state: String, key: String? = nil, message: String? = nil) {
+    public init(state: String, key: String? = nil, protection: String? = nil, message: String? = nil) {
         self.state = state
         self.key = key
+        self.protection = protection
         self.message = message
     }
 }

@@ -20,6 +20,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyMissing(String, sealedRows: Int)
     /// The key opens nothing in this database (a different key file or credential).
     case keyMismatch(sealedRows: Int)
+    /// The key is sealed (systemd-creds, TPM) but was not unsealed: why, in one line. Nothing
+    /// is opened or changed.
+    case keyUnsealable(String)
 
     public var description: String {
         switch self {
@@ -33,6 +36,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "the template key \(path) is missing, but the database holds \(rows) sealed row(s); no new key is made. Restore the key file (or its systemd credential) that sealed them, or move the database away to start empty"
         case .keyMismatch(let rows):
             "the template key does not open this database (\(rows) sealed row(s)); nothing was changed. Restore the key (or systemd credential) that sealed them, or move the database away to start empty"
+        case .keyUnsealable(let why):
+            "the sealed template key cannot be used: \(why). Nothing was changed; templates stay sealed until the key opens (the same TPM, or the key restored)"
         case .quotaExceeded(let what, let max, let have): "quota of \(max) \(what.replacingOccurrences(of: "_", with: " ")) reached (\(have) stored)"
         }
     }

@@ -96,10 +96,23 @@ struct Status: ParsableCommand {
             if status.socketActivated { lines.append("socket: activated by systemd") }
             if let store = status.store {
                 lines.append(store.state == "open"
-                    ? "templates: sealed with the key from \(store.key == "credential" ? "a systemd credential" : "the key file")"
+                    ? "templates: sealed; key \(Status.protectionText(store))"
                     : "STORE REFUSED (\(store.state)): \(store.message ?? "")")
             }
             return lines.joined(separator: "\n")
+        }
+    }
+}
+
+extension Status {
+    /// One phrase for daemon.status `store.protection` (older daemons send only `store.key`).
+    static func protectionText(_ store: StoreStatus) -> String {
+        switch store.protection ?? store.key {
+        case "tpm2": "sealed by the TPM 2.0 and the host key (systemd-creds)"
+        case "host": "sealed by the host key (systemd-creds; no TPM)"
+        case "credential": "from a systemd credential"
+        case "file": "in a 0600 file (no systemd credentials)"
+        default: "from \(store.protection ?? store.key ?? "an unknown source")"
         }
     }
 }

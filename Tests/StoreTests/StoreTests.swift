@@ -184,6 +184,58 @@ final class StoreTests: XCTestCase {
         XCTAssertThrowsError(try TemplateKey.load(stateDirectory: dir, credentialsDirectory: creds))
     }
 
+    /// What biometricd-key seals: the daemon learns the protection from the sealed bytes, and an
+    /// "unsealable" payload (another TPM) refuses the store instead of making a new key.
+    func testSealedCredentialPayload() throws {
+        let hex = String(repeating: "cd", count: 32)
+        XCTAssertEqual(TemplateKey.Payload.parse(Data("biometricd-template-key v1\nprotection tpm2\nkey \(hex)\n".utf8)),
+                       .key(Data(repeating: 0xCD, count: 32), .tpm2))
+        XCTAssertEqual(TemplateKey.Payload.parse(Data("biometricd-template-key v1\nprotection host\nkey \(hex)".utf8)),
+                       .key(Data(repeating: 0xCD, count: 32), .host))
+        XCTAssertEqual(TemplateKey.Payload.parse(Data(hex.utf8)), .key(Data(repeating: 0xCD, count: 32), .credential))
+        XCTAssertEqual(TemplateKey.Payload.parse(Data(repeating: 1, count: 32)), .key(Data(repeating: 1, count: 32), .credential))
+        XCTAssertEqual(TemplateKey.Payload.parse(Data("biometricd-template-key v1\nunsealable the TPM refused it\n".utf8)),
+                       .unsealable("the TPM refused it"))
+        // A sealed payload never claims "file", never lacks its key, never carries a short key.
+        XCTAssertNil(TemplateKey.Payload.parse(Data("biometricd-template-key v1\nprotection file\nkey \(hex)".utf8)))
+        XCTAssertNil(TemplateKey.Payload.parse(Data("biometricd-template-key v1\nprotection tpm2\n".utf8)))
+        XCTAssertNil(TemplateKey.Payload.parse(Data("biometricd-template-key v1\nprotection tpm2\nkey abcd".utf8)))
+        XCTAssertNil(TemplateKey.Payload.parse(Data("biometricd-template-key v2\nprotection tpm2\nkey \(hex)".utf8)))
+
+        let creds = dir + "-sealed-creds"
+        try FileManager.default.createDirectory(atPath: creds, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: creds) }
+        let path = creds + "/" + TemplateKey.credentialName
+        FileManager.default.createFile(atPath: path, contents: Data("biometricd-template-key v1\nprotection tpm2\nkey \(hex)\n".utf8),
+                                       attributes: [.posixPermissions: 0o400])
+        let loaded = try TemplateKey.loadWithSource(stateDirectory: dir, credentialsDirectory: creds)
+        XCTAssertEqual(loaded.protection, .tpm2)
+        XCTAssertEqual(loaded.source, .credential)
+        XCTAssertEqual(loaded.key.withUnsafeBytes { Data($0) }, Data(repeating: 0xCD, count: 32))
+
+        FileManager.default.createFile(atPath: path, contents: Data("biometricd-template-key v1\nunsealable no TPM answers\n".utf8),
+                                       attributes: [.posixPermissions: 0o400])
+        XCTAssertThrowsError(try TemplateKey.loadWithSource(stateDirectory: dir, credentialsDirectory: creds)) { error in
+            XCTAssertEqual(error as? StoreError, .keyUnsealable("no TPM answers"))
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/key"), "no plain key is made instead")
+    }
+
+    /// A sealed key beside the database but no credential (the daemon started by hand, not by its
+    /// unit): refused, and no plain key is made that would shadow the sealed one.
+    func testSealedKeyWithoutCredentialIsRefused() throws {
+        let state = dir + "-sealed"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        FileManager.default.createFile(atPath: state + "/" + TemplateKey.sealedFileName, contents: Data("sealed".utf8),
+                                       attributes: [.posixPermissions: 0o600])
+        XCTAssertThrowsError(try TemplateKey.loadWithSource(stateDirectory: state, credentialsDirectory: nil)) { error in
+            guard case .keyUnsealable(let why)? = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertTrue(why.contains("systemctl start biometricd"), why)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state + "/key"))
+    }
+
     func testSchemaIsVersioned() throws {
         _ = try openStore()
         let db = try SQLiteConnection(path: dir + "/" + TemplateStore.fileName)
