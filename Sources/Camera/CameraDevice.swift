@@ -17,6 +17,8 @@ public struct CameraDescription: Sendable, Equatable {
     public var formats: [Format]
     /// Gives only grey/Y16 frames (an IR camera).
     public var isInfrared: Bool
+    /// Where the node sits on USB (sysfs); nil for virtual and non-USB cameras.
+    public var usb: USBLocation? = nil
 }
 
 /// What a session would like; devices pick the nearest mode they have.

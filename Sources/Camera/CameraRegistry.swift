@@ -28,11 +28,15 @@ public final class CameraRegistry: Sendable {
     private let logger: Logger
     private let rescanQueue = DispatchQueue(label: "biometricd.camera.rescan")
     private let monitor = Mutex<HotplugMonitor?>(nil)
+    /// IR emitter entries, applied by each V4L2 stream as it starts (Docs/ir-emitters.md).
+    public let emitters: IREmitterController
 
     /// Validates every spec. A V4L2 path that exists but is no capture device, an unreadable
     /// replay, or a malformed spec is an error; a V4L2 path that is absent is waited for.
-    public init(specs: [CameraSpec], logger: Logger) throws(CameraError) {
+    /// `emitters` defaults to the packaged table plus /etc/biometricd/ir-emitters.d.
+    public init(specs: [CameraSpec], logger: Logger, emitters: IREmitterController? = nil) throws(CameraError) {
         self.logger = logger
+        self.emitters = emitters ?? .installed(logger: logger)
         var replays: [any CameraDevice] = []
         var wanted: [String] = []
         for spec in specs {
@@ -51,13 +55,17 @@ public final class CameraRegistry: Sendable {
         self.replays = replays
         self.wantedV4L2 = wanted
         self.autoDiscover = specs.isEmpty
-        let found = Self.scan(wanted: wanted, auto: specs.isEmpty)
+        let found = scan()
         state.withLock { $0.devices = replays + found }
     }
 
-    private static func scan(wanted: [String], auto: Bool) -> [any CameraDevice] {
-        if auto { return discoverV4L2Devices() }
-        return wanted.compactMap { try? V4L2Device(path: $0) }
+    private func scan() -> [any CameraDevice] {
+        let found = autoDiscover ? discoverV4L2Devices() : wantedV4L2.compactMap { try? V4L2Device(path: $0) }
+        return found.map { d in
+            var d = d
+            d.emitters = emitters
+            return d
+        }
     }
 
     /// Watches /dev for video nodes appearing and vanishing (udev creates and removes them).
@@ -75,7 +83,7 @@ public final class CameraRegistry: Sendable {
 
     /// Re-reads the V4L2 devices and tells watchers what changed. Safe to call any time.
     public func rescan() {
-        let found = Self.scan(wanted: wantedV4L2, auto: autoDiscover)
+        let found = scan()
         let (changes, watchers) = state.withLock { s -> ([Change], [@Sendable (Change) -> Void]) in
             let old = s.devices.filter { !($0 is ReplayDevice) }
             let oldIDs = Set(old.map(\.id))
@@ -89,7 +97,9 @@ public final class CameraRegistry: Sendable {
         for change in changes {
             switch change {
             case .added(let d): logger.info("camera added: \(d.id) (\(d.path), \(d.name))")
-            case .removed(let d): logger.info("camera removed: \(d.id) (\(d.path))")
+            case .removed(let d):
+                logger.info("camera removed: \(d.id) (\(d.path))")
+                emitters.cameraRemoved(d.id)
             }
             watchers.forEach { $0(change) }
         }

@@ -38,6 +38,8 @@ public struct V4L2Device: CameraDevice {
     public let description: CameraDescription
     /// The resolved device node (e.g. /dev/video0), even when the spec names a by-id link.
     public let node: String
+    /// Applies the camera's IR emitter entry before each stream starts (set by the registry).
+    public var emitters: IREmitterController?
 
     /// Probes `path` (QUERYCAP and format enumeration). Throws when it is not a capture device.
     public init(path: String, id: String? = nil) throws(CameraError) {
@@ -79,7 +81,8 @@ public struct V4L2Device: CameraDevice {
         self.spec = .v4l2(path: path)
         self.description = CameraDescription(
             id: stableID, path: path, name: cString(cap.card), driver: cString(cap.driver), bus: cString(cap.bus_info),
-            formats: formats, isInfrared: !usable.isEmpty && usable.isSubset(of: infraredFourccs))
+            formats: formats, isInfrared: !usable.isEmpty && usable.isSubset(of: infraredFourccs),
+            usb: SysfsVideo.usbLocation(ofNode: node))
     }
 
     /// A name that survives reboots and re-plugging: the /dev/v4l/by-id link, else by-path, else videoN.
@@ -189,6 +192,10 @@ final class V4L2Stream: FrameSource {
             throw .openFailed(device.id, reason: String(cString: strerror(errno)))
         }
         self.fd = fd
+        // The emitter entry goes on this descriptor, before streaming: every stream start (so
+        // also the first after a re-plug or resume) applies it; its outcome never fails the stream.
+        device.emitters?.streamStarting(cameraID: device.id, location: device.description.usb,
+                                        channel: DescriptorControlChannel(fd: fd))
         var format = v4l2_format()
         format.type = captureType
         format.fmt.pix.width = UInt32(mode.width)

@@ -7,7 +7,10 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <linux/videodev2.h>
+#include <linux/uvcvideo.h>
+#include <linux/usb/video.h>
 #include <libv4l2.h>
 
 static inline unsigned long cv4l2_VIDIOC_QUERYCAP(void) { return VIDIOC_QUERYCAP; }
@@ -45,5 +48,15 @@ static inline void *cv4l2_mmap(int fd, size_t length, int64_t offset) {
 }
 static inline void cv4l2_munmap(void *p, size_t length) { v4l2_munmap(p, length); }
 static inline void cv4l2_close(int fd) { v4l2_close(fd); }
+
+/// One UVC extension-unit request (UVCIOC_CTRL_QUERY: UVC_SET_CUR, UVC_GET_CUR, UVC_GET_LEN,
+/// UVC_GET_INFO, ...) on an open uvcvideo node, retried on EINTR. Plain ioctl, not v4l2_ioctl:
+/// libv4l2 has nothing to convert here. Returns 0 or -errno.
+static inline int cv4l2_uvc_xu_query(int fd, uint8_t unit, uint8_t selector, uint8_t query, uint16_t size, uint8_t *data) {
+    struct uvc_xu_control_query q = { .unit = unit, .selector = selector, .query = query, .size = size, .data = data };
+    int r;
+    do { r = ioctl(fd, UVCIOC_CTRL_QUERY, &q); } while (r == -1 && errno == EINTR);
+    return r == -1 ? -errno : 0;
+}
 
 #endif
