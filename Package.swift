@@ -182,7 +182,8 @@ let package = Package(
             path: "Tests/StoreTests"
         ),
         .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
-        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera"], path: "Tests/FaceTests"),
+        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CImaging"],
+                    path: "Tests/FaceTests"),
         .testTarget(
             name: "FingerTests",
             dependencies: ["BiometricFinger", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFingerVision", "CImaging", "CHandScene"],

@@ -3,7 +3,9 @@
 #
 # Installs the dlib models from the PyPI sdist face_recognition_models==0.3.0 (CC0)
 # into DEST, every file sha256-checked against scripts/models.sha256, plus OpenCV's
-# YuNet detector when ../shared/models/yunet/ exists next to the repository.
+# YuNet detector when ../shared/models/yunet/ exists next to the repository, and likewise the
+# passive-liveness networks (Minivision's MiniFASNetV2 and MiniFASNetV1SE) from
+# ../shared/models/antispoof/.
 # Files already present with the right sha256 are kept (no download on a second run).
 # Files are written to DEST/.tmp first and moved into place only after their check.
 set -euo pipefail
@@ -25,6 +27,9 @@ DLIB_MODELS=(
 )
 YUNET=face_detection_yunet_2023mar.onnx
 YUNET_SRC=$(realpath -m "$REPO/../shared/models/yunet/$YUNET")  # optional, never in the repository itself
+# Optional passive liveness (face.verify/identify liveness_mode passive; Docs/face.md): both or neither.
+ANTISPOOF=(MiniFASNetV2.onnx MiniFASNetV1SE.onnx)
+ANTISPOOF_DIR=$(realpath -m "$REPO/../shared/models/antispoof")
 
 log() { echo "fetch-models: $*"; }
 die() { echo "fetch-models: error: $*" >&2; exit 1; }
@@ -41,7 +46,7 @@ pinned() {
     echo "$sum"
 }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET"; do pinned "$n" >/dev/null; done
+for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}"; do pinned "$n" >/dev/null; done
 
 # Dies unless FILE has the pinned sha256 of NAME.
 verify() {
@@ -126,6 +131,21 @@ elif [ -f "$YUNET_SRC" ]; then
     install_staged "$YUNET"
 else
     log "skipped   $YUNET (optional; not found at $YUNET_SRC)"
+fi
+
+# --- optional passive-liveness networks -----------------------------------------------
+antispoof_missing=()
+for m in "${ANTISPOOF[@]}"; do
+    if installed "$m"; then log "ok        $m"; else antispoof_missing+=("$m"); fi
+done
+if [ ${#antispoof_missing[@]} -gt 0 ]; then
+    if [ -f "$ANTISPOOF_DIR/${ANTISPOOF[0]}" ] && [ -f "$ANTISPOOF_DIR/${ANTISPOOF[1]}" ]; then
+        for m in "${antispoof_missing[@]}"; do cp "$ANTISPOOF_DIR/$m" "$STAGE/$m"; done
+        for m in "${antispoof_missing[@]}"; do verify "$STAGE/$m" "$m"; done
+        for m in "${antispoof_missing[@]}"; do install_staged "$m"; done
+    else
+        log "skipped   ${ANTISPOOF[*]} (optional: passive liveness; not found in $ANTISPOOF_DIR)"
+    fi
 fi
 
 log "models ready in $DEST"

@@ -2,6 +2,7 @@ import BiometricAuth
 import BiometricCamera
 import BiometricFace
 import BiometricFinger
+import BiometricProtocol
 import Foundation
 import Logging
 
@@ -37,6 +38,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Matching thresholds: the default of every verify/identify, and the floor below which a
     /// caller who is not an admin may not go (SPEC §4).
     public var callerLimits = CallerLimits()
+    /// The face liveness mode of every verify and identify that names none — PAM's included
+    /// (auth.authenticate asks for none) [passive]. Without the anti-spoofing models a passive
+    /// default falls back to blink (a call that names passive gets not_initialized).
+    public var faceLivenessMode = LivenessMode.default
     /// Per-uid shares: connections, calls, buffered input, queued expensive work (Limits/).
     public var shares = ShareRules()
     /// Templates and keys one user may store; admins are exempt.
@@ -61,7 +66,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
                               "max_connections_per_user", "max_connections_admin", "max_calls_per_connection",
                               "max_calls_per_user", "max_buffered_bytes_per_user", "max_queued_per_user",
                               "max_face_templates_per_user", "max_finger_templates_per_user", "max_keys_per_user",
-                              "max_image_pixels", "face_matching_threshold", "finger_matching_threshold"]
+                              "max_image_pixels", "face_matching_threshold", "finger_matching_threshold",
+                              "face_liveness_mode"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -138,6 +144,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
             callerLimits.faceThreshold = Double(try integer(0...72, "the SPEC scale: 48 = FAR 1e-4 per attempt"))
         case "finger_matching_threshold":
             callerLimits.fingerThreshold = Double(try integer(0...100, "the SPEC scale: 48 = FAR 1e-4"))
+        case "face_liveness_mode":
+            guard let mode = LivenessMode(rawValue: value) else {
+                throw ConfigError(key: key, message: "must be one of \(LivenessMode.wireNames.joined(separator: ", ")); got '\(value)'")
+            }
+            faceLivenessMode = mode
         case "max_image_pixels": maxImagePixels = try integer(65536...(64 << 20), "")
         case "test_hold_replies_ms": testHoldRepliesMs = try integer(0...60000, "test hook; refused by a production instance")
         case "test_challenge_sequence":

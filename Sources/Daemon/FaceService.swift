@@ -52,9 +52,13 @@ final class FaceService: Sendable {
                 let shape = try require("shape_predictor_68_face_landmarks.dat")
                 let resnet = try require("dlib_face_recognition_resnet_model_v1.dat")
                 let yunet = catalog.path(of: "face_detection_yunet_2023mar.onnx")
+                // Optional: without them passive liveness answers not_initialized (FaceMethods).
+                let antispoof = catalog.path(of: FaceModels.AntispoofFiles.v2Name).flatMap { v2 in
+                    catalog.path(of: FaceModels.AntispoofFiles.v1seName).map { FaceModels.AntispoofFiles(v2: v2, v1se: $0) }
+                }
                 do {
-                    let models = try FaceModels(shape68: shape, resnet: resnet, yunet: yunet)
-                    logger.info("face models loaded in \(String(format: "%.0f", Double(monotonicNanoseconds() - started) / 1e6)) ms (detector: \(models.usesYuNet ? "YuNet" : "dlib HOG"))")
+                    let models = try FaceModels(shape68: shape, resnet: resnet, yunet: yunet, antispoof: antispoof)
+                    logger.info("face models loaded in \(String(format: "%.0f", Double(monotonicNanoseconds() - started) / 1e6)) ms (detector: \(models.usesYuNet ? "YuNet" : "dlib HOG"); passive liveness: \(models.hasAntispoof ? "MiniFASNet" : "not installed"))")
                     return FacePipeline(models: models, pool: pool)
                 } catch {
                     throw RPCError.app(.notInitialized, "\(error)", hint: "reinstall the models with scripts/setup.sh")

@@ -27,6 +27,12 @@ public struct ModelFile: Sendable {
         ModelFile(name: "face_detection_yunet_2023mar.onnx",
                   sha256: "8f2383e4dd3cfbb4553ea8718107fc0423210dc964f9f4280604804ed2552fa4", required: false,
                   purpose: "fast face detection (YuNet)"),
+        ModelFile(name: "MiniFASNetV2.onnx",
+                  sha256: "4eed38f0bde33c9b805942a5f25e42ce1161e2bda545254be622be957727794e", required: false,
+                  purpose: "passive face liveness (Silent-Face MiniFASNetV2)"),
+        ModelFile(name: "MiniFASNetV1SE.onnx",
+                  sha256: "d819a69bac6b9ade2a0f4d9b60b618e1260f7bf3ba1fddff6c5d82131cb1083f", required: false,
+                  purpose: "passive face liveness (Silent-Face MiniFASNetV1SE)"),
     ]
 }
 

@@ -21,45 +21,92 @@ public enum FaceError: Error, Sendable, Equatable, CustomStringConvertible {
 public final class FaceModels: @unchecked Sendable {
     // The native models are read-only after loading; engines are handed out one per job.
     private let models: OpaquePointer
-    private let idle = Mutex<[UInt]>([])  // idle engines, as addresses
+    /// The passive presentation-attack detector's networks (optional models).
+    private let spoofModels: OpaquePointer?
+    private let idle = Mutex<[(engine: UInt, spoof: UInt)]>([])  // idle engines, as addresses (spoof 0: none)
     public let usesYuNet: Bool
+    /// Whether the passive liveness detector (MiniFASNetV2 + MiniFASNetV1SE) is loaded.
+    public var hasAntispoof: Bool { spoofModels != nil }
 
-    /// Loads from explicit paths; `yunet` nil selects the HOG detector.
-    public init(shape68: String, resnet: String, yunet: String?) throws(FaceError) {
+    /// The two anti-spoofing model files (Docs/face.md "Passive liveness").
+    public struct AntispoofFiles: Sendable, Equatable {
+        public var v2: String
+        public var v1se: String
+        public static let v2Name = "MiniFASNetV2.onnx"
+        public static let v1seName = "MiniFASNetV1SE.onnx"
+
+        public init(v2: String, v1se: String) {
+            self.v2 = v2
+            self.v1se = v1se
+        }
+
+        /// Both files in `folder`.
+        public init(folder: String) { self.init(v2: folder + "/" + Self.v2Name, v1se: folder + "/" + Self.v1seName) }
+    }
+
+    /// Loads from explicit paths; `yunet` nil selects the HOG detector; `antispoof` nil leaves
+    /// passive liveness out (blink and challenge do not need it).
+    public init(shape68: String, resnet: String, yunet: String?, antispoof: AntispoofFiles? = nil) throws(FaceError) {
         var status = CVIS_OK
+        var spoof: OpaquePointer?
+        if let antispoof {
+            guard let s = cvis_antispoof_models_load(antispoof.v2, antispoof.v1se, &status) else {
+                throw .modelMissing("anti-spoofing models do not load: \(String(cString: cvis_last_error()))")
+            }
+            spoof = s
+        }
         guard let m = cvis_face_models_load(yunet, shape68, resnet, &status) else {
+            if let spoof { cvis_antispoof_models_free(spoof) }
             throw .modelMissing("face models do not load: \(String(cString: cvis_last_error()))")
         }
         models = m
+        spoofModels = spoof
         usesYuNet = cvis_face_models_has_yunet(m) != 0
     }
 
     deinit {
-        idle.withLock { list in list.forEach { cvis_face_engine_free(OpaquePointer(bitPattern: $0)) } }
+        idle.withLock { list in
+            for item in list {
+                cvis_face_engine_free(OpaquePointer(bitPattern: item.engine))
+                if item.spoof != 0 { cvis_antispoof_free(OpaquePointer(bitPattern: item.spoof)) }
+            }
+        }
         cvis_face_models_free(models)
+        if let spoofModels { cvis_antispoof_models_free(spoofModels) }
     }
 
     /// Runs `body` with an engine no other thread is using.
     public func withEngine<T>(_ body: (FaceEngine) throws -> T) throws -> T {
         let reused = idle.withLock { $0.popLast() }
         let pointer: OpaquePointer
+        var spoof: OpaquePointer?
         if let reused {
-            pointer = OpaquePointer(bitPattern: reused)!
+            pointer = OpaquePointer(bitPattern: reused.engine)!
+            spoof = OpaquePointer(bitPattern: reused.spoof)
         } else {
             var status = CVIS_OK
             guard let p = cvis_face_engine_create(models, &status) else {
                 throw FaceError.native(String(cString: cvis_last_error()))
             }
             pointer = p
+            if let spoofModels {
+                guard let s = cvis_antispoof_create(spoofModels, &status) else {
+                    cvis_face_engine_free(p)
+                    throw FaceError.native(String(cString: cvis_last_error()))
+                }
+                spoof = s
+            }
         }
-        defer { idle.withLock { $0.append(UInt(bitPattern: pointer)) } }
-        return try body(FaceEngine(pointer: pointer))
+        defer { idle.withLock { $0.append((UInt(bitPattern: pointer), spoof.map { UInt(bitPattern: $0) } ?? 0)) } }
+        return try body(FaceEngine(pointer: pointer, spoof: spoof))
     }
 }
 
 /// One engine (not thread-safe): the calls of the native pipeline.
 public struct FaceEngine {
     let pointer: OpaquePointer
+    /// This thread's anti-spoofing networks, when the models are loaded.
+    let spoof: OpaquePointer?
 
     public struct Detection: Sendable, Equatable {
         public var box: FaceBox
@@ -79,6 +126,19 @@ public struct FaceEngine {
             Detection(box: FaceBox(x: Double($0.x), y: Double($0.y), width: Double($0.width), height: Double($0.height)),
                       score: Double($0.score))
         }
+    }
+
+    /// The passive detector's probability that `box` shows a real face (the two networks'
+    /// softmax averaged, as upstream), or nil without the models or for a box it cannot crop.
+    public func realProbability(_ image: ImageRef, box: FaceBox) -> AntispoofReading? {
+        guard let spoof else { return nil }
+        var out = (Float(0), Float(0), Float(0))
+        let b = cvis_face_box(x: Float(box.x), y: Float(box.y), width: Float(box.width), height: Float(box.height), score: 1)
+        let status = withUnsafeMutableBytes(of: &out) { raw in
+            cvis_antispoof_score(spoof, image.view, b, raw.baseAddress!.assumingMemoryBound(to: Float.self))
+        }
+        guard status == CVIS_OK else { return nil }
+        return AntispoofReading(real: Double(out.0), v2: Double(out.1), v1se: Double(out.2))
     }
 
     public func landmarks(_ image: ImageRef, box: FaceBox) throws(FaceError) -> Landmarks {

@@ -15,12 +15,20 @@ public struct FaceObservation: Sendable {
     public var pose: HeadPose?
     public var measures: FaceQuality.Measures?
     public var quality: FaceQuality?
+    /// A colour frame (false: a grey or IR camera's).
+    public var colour = true
     /// Whether this frame ran the detector (false: tracked from the last frame's landmarks).
     public var detected: Bool
     /// Straight borders around the face (ReplayCue), when the session asked for them.
     public var borderMask: Int?
     /// Re-capture features of the face region (RecaptureFeatures), measured with the borders.
     public var recapture: RecaptureFeatures?
+    /// The passive detector's reading (liveness sessions with the anti-spoofing models, on the
+    /// first usable frames of a track: `FaceTracker.antispoofFrames`).
+    public var antispoof: AntispoofReading?
+    /// Mean absolute grey difference of the face region since the previous frame (`FrameNoise`),
+    /// measured with the borders.
+    public var frameDifference: Double?
     /// Several faces, one of which dominates (FaceDominance): `box` is that face and the frame is
     /// usable; `multiple_faces` stays in the feedback.
     public var dominates = true
@@ -63,8 +71,15 @@ public final class FaceTracker: @unchecked Sendable {
     var sinceDetection = 0
     public let redetectEvery: Int
     public var target: FaceQuality.PoseTarget = .front
-    /// Also measure the replay cue (liveness sessions).
+    /// Also measure the replay cue, the frame noise and the passive detector (liveness sessions).
     public var measureBorders = false
+    /// The previous frame's face patch and where it was sampled (FrameNoise).
+    var noisePatch: [UInt8]?
+    var noiseBox: FaceBox?
+    /// Detector readings taken on this track: passive liveness decides on the first few, so later
+    /// frames do not pay ~6 ms for a reading nobody uses.
+    var antispoofReadings = 0
+    public static let antispoofFrames = PassiveLiveness.frames + 3
 
     public init(redetectEvery: Int = 8) { self.redetectEvery = redetectEvery }
 }
@@ -107,6 +122,7 @@ public final class FacePipeline: Sendable {
         let image = image(of: frame)
         var observation = FaceObservation(frameWidth: frame.width, frameHeight: frame.height,
                                           timestampNs: frame.timestampNs, faceCount: 0, detected: false)
+        observation.colour = frame.bgr != nil
         var landmarks: Landmarks?
         var box: FaceBox?
         let redetect = tracker.sinceDetection >= tracker.redetectEvery || tracker.last == nil
@@ -193,8 +209,34 @@ public final class FacePipeline: Sendable {
         if tracker.measureBorders {
             observation.borderMask = ReplayCue.borderSides(image, box: box)
             observation.recapture = RecaptureFeatures.measure(image, box: box)
+            measurePassive(frame, image, box: box, observation: &observation, tracker: tracker, engine: engine)
         }
         return observation
+    }
+
+    /// Frame noise against the previous frame (sampled where the face was then, so a still picture
+    /// compares like with like) and, on a track's first usable frames, the passive detector.
+    static func measurePassive(_ frame: Frame, _ image: ImageRef, box: FaceBox, observation: inout FaceObservation,
+                               tracker: FaceTracker, engine: FaceEngine) {
+        if observation.trackRestarted {
+            tracker.antispoofReadings = 0
+            tracker.noisePatch = nil
+        }
+        if let previous = tracker.noisePatch, let at = tracker.noiseBox {
+            let now = FrameNoise.patch(frame, box: at)
+            observation.frameDifference = FrameNoise.difference(now, previous)
+            tracker.noisePatch = at == box ? now : FrameNoise.patch(frame, box: box)
+        } else {
+            tracker.noisePatch = FrameNoise.patch(frame, box: box)
+        }
+        tracker.noiseBox = box
+        // The detector was trained on colour: a grey frame is not given to it (it calls live grey
+        // faces attacks: Docs/face.md).
+        if observation.isUsable, observation.colour, tracker.antispoofReadings < FaceTracker.antispoofFrames,
+           let reading = engine.realProbability(image, box: box) {
+            observation.antispoof = reading
+            tracker.antispoofReadings += 1
+        }
     }
 
     /// The template of the observed face. Live probes use `.mirrored` (cheap enough for every

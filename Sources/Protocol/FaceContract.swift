@@ -88,8 +88,10 @@ public struct FaceCaptureOptions: Codable, Sendable, Equatable {
     public static let blinkTimeoutMs = Setting("blink_timeout_ms", 0...30000, default: 5000)
     public var timeoutMs: Int?
     public static let timeoutMs = Setting("timeout_ms", 1000...300_000, default: 30000)
-    /// blink [default]: keep still, then blink. challenge: keep still, then a random sequence of
-    /// head moves (turn_left, turn_right, look_up, nod), and a blink at some point.
+    /// blink: keep still, then blink. challenge: keep still, then a random sequence of head moves
+    /// (turn_left, turn_right, look_up, nod), and a blink at some point. passive: the
+    /// presentation-attack detector and the replay cues on the first frames, nothing asked.
+    /// passive+blink: both. Left out: the daemon's `face_liveness_mode` [passive].
     public var livenessMode: LivenessMode?
     /// Moves in challenge mode.
     public var challengeSteps: Int?

@@ -69,10 +69,17 @@ public enum FaceCaptureMode: String, WireEnum {
     public static let `default` = Self.liveness
 }
 
-/// face.verify / face.identify `liveness_mode`: keep still then blink, or random head moves too.
+/// face.verify / face.identify `liveness_mode`: keep still then blink, random head moves too,
+/// passive (a trained presentation-attack detector and the replay cues, nothing asked of the
+/// person), or passive and the blink both (unattended doors). Left out, the daemon's
+/// `face_liveness_mode` applies (built in: `default`).
 public enum LivenessMode: String, WireEnum {
-    case blink, challenge
-    public static let `default` = Self.blink
+    case blink, challenge, passive
+    case passiveBlink = "passive+blink"
+    public static let `default` = Self.passive
+
+    /// Whether the passive detector decides (it needs the anti-spoofing models).
+    public var isPassive: Bool { self == .passive || self == .passiveBlink }
 }
 
 /// What the user presents to the finger camera.

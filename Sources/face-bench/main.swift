@@ -13,6 +13,8 @@
 //   challenge  how often a replay of each clip passes random 2-move challenges (--trace: one run)
 //   recapture  face-region re-capture features (moire, high frequencies, saturation, glare) on the
 //              live and replayed clips and LFW stills: can a replay with no borders be told apart?
+//   passive    the passive detector (MiniFASNet) and frame noise on the clips (whole, cropped 1.15x to
+//              the face, grey), a looped still and LFW stills; when PassiveLiveness decides
 // Run from the repository root after `swift build -c release`:  .build/release/biometricd-face-bench lfw
 import BiometricCamera
 import BiometricCore
@@ -731,6 +733,7 @@ func simulateChallenge(_ obs: [(HeadPose?, Landmarks?)], order: [Int], sequence:
         if trace { print("\(n) frame \(i) yaw \(pose.map { fmt($0.yaw, 1) } ?? "-") pitch \(pose.map { fmt($0.pitch, 1) } ?? "-") blink \(check.phase) \(verdict)") }
         switch verdict {
         case .failedChallenge(let why, _): return (false, Double(n) / 30, why)
+        case .failedPassive(let why, _): return (false, Double(n) / 30, "\(why)")  // not reached: challenge mode
         case .live: return (true, Double(n) / 30, "")
         case .pending: continue
         }
@@ -779,6 +782,7 @@ func runChallenge() {
 switch arguments.first {
 case "challenge": runChallenge()
 case "recapture": runRecapture()
+case "passive": runPassive()
 case "poses": runPoses(arguments.count > 1 ? arguments[1] : "tran_live")
 case "blink": runBlink()
 case "spoof": runSpoof()
@@ -799,6 +803,6 @@ case "stages": runStages()
 case "memory": runMemory()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture")
+    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture | passive")
     exit(2)
 }

@@ -41,9 +41,10 @@ final class FaceFlowTests: XCTestCase {
     }
 
     func verify(_ client: BiometricClient, _ user: String, camera: String, mode: FaceCaptureMode = .image,
-                events: ((JSONValue) -> Void)? = nil) throws -> FaceVerifyResult {
+                livenessMode: LivenessMode? = nil, events: ((JSONValue) -> Void)? = nil) throws -> FaceVerifyResult {
         try client.call(Method.faceVerify, FaceVerifyParams(user: user, camera: camera, mode: mode, qualityThreshold: 30,
-                                                             blinkTimeoutMs: 3000, timeoutMs: 20000), onEvent: events)
+                                                             blinkTimeoutMs: 3000, timeoutMs: 20000, livenessMode: livenessMode),
+                        onEvent: events)
     }
 
     func testEnrolFromPhotosThenVerifyTheSamePersonAndNotAnother() throws {
@@ -200,7 +201,7 @@ final class FaceFlowTests: XCTestCase {
         _ = try enroll(client, "tony", camera: "replay0")
         var actions: Set<String> = []
         let error = rpcError {
-            _ = try verify(client, "tony", camera: "replay1", mode: .liveness) { event in
+            _ = try verify(client, "tony", camera: "replay1", mode: .liveness, livenessMode: .blink) { event in
                 if let a = event["liveness_action"]?.stringValue { actions.insert(a) }
             }
         }
@@ -216,7 +217,8 @@ final class FaceFlowTests: XCTestCase {
         let _: FaceEnrollResult = try client.call(Method.faceEnroll, FaceEnrollParams(
             user: "grid", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0))
         let result: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
-            user: "grid", camera: "replay0", mode: .liveness, qualityThreshold: 0, blinkTimeoutMs: 8000, timeoutMs: 20000))
+            user: "grid", camera: "replay0", mode: .liveness, qualityThreshold: 0, blinkTimeoutMs: 8000, timeoutMs: 20000,
+            livenessMode: .blink))
         XCTAssertEqual(result.liveness, .live, "the blink in the real clip is detected")
         XCTAssertTrue(result.match)
         XCTAssertEqual(result.livenessScore, 100)
@@ -548,13 +550,15 @@ final class FaceFlowTests: XCTestCase {
         let _: FaceEnrollResult = try c2.call(Method.faceEnroll, FaceEnrollParams(
             user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20))
         let passed: FaceVerifyResult = try c2.call(Method.faceVerify, FaceVerifyParams(
-            user: "tran", camera: "replay1", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
+            user: "tran", camera: "replay1", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000,
+            livenessMode: .blink))
         XCTAssertTrue(passed.match)
         XCTAssertEqual(passed.liveness, .live)
         var answered: FaceVerifyResult?
         let refused = rpcError {
             answered = try c2.call(Method.faceVerify, FaceVerifyParams(
-                user: "tran", camera: "replay2", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000))
+                user: "tran", camera: "replay2", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 15000, timeoutMs: 20000,
+                livenessMode: .blink))
         }
         XCTAssertEqual(refused?.reason, "spoof_detected", "\(String(describing: refused)) \(String(describing: answered)) \(d2.log.suffix(1500))")
         XCTAssertEqual(refused?.data?["cue"], "recapture", "the re-capture cue, not the border cue: \(String(describing: refused))")
@@ -591,7 +595,8 @@ final class FaceFlowTests: XCTestCase {
         var actions: [String] = []
         let error = rpcError {
             let _: FaceVerifyResult = try client.call(Method.faceVerify, FaceVerifyParams(
-                user: "tran", camera: "replay1", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 30000, timeoutMs: 9000),
+                user: "tran", camera: "replay1", mode: .liveness, qualityThreshold: 20, blinkTimeoutMs: 30000, timeoutMs: 9000,
+                livenessMode: .blink),
                 onEvent: { e in
                     if let a = e["liveness_action"]?.stringValue, a != actions.last { actions.append(a) }
                 })

@@ -1,4 +1,5 @@
 import BiometricAuth
+import BiometricProtocol
 import Logging
 
 /// Every limit that keeps one local account from starving the others, in one place (SPEC §4
@@ -17,6 +18,9 @@ final class DaemonLimits: Sendable {
     let maxImagePixels: Int
     /// The thresholds and liveness a caller may ask for (Auth's CallerLimits).
     let callers: CallerLimits
+    /// The face liveness mode of a verify or identify that names none (PAM's, through
+    /// auth.authenticate): biometricd.conf's `face_liveness_mode`.
+    let faceLivenessMode: LivenessMode
 
     init(configuration: DaemonConfiguration, descriptorLimit: Int, logger: Logger) {
         var rules = configuration.shares
@@ -33,6 +37,7 @@ final class DaemonLimits: Sendable {
                            maxRunningPerOwner: max(1, configuration.analysisThreads / 2), refused: refusedQueue)
         quotas = configuration.quotas
         callers = configuration.callerLimits
+        faceLivenessMode = configuration.faceLivenessMode
         maxImagePixels = configuration.maxImagePixels
     }
 }

@@ -9,10 +9,28 @@ import Foundation
 /// face.verify, face.identify and face.enroll: resolve the params, run the session
 /// (Face/Sessions) on a camera, and apply what the daemon owns (lockout, the store).
 extension FaceMethods {
+    /// The liveness mode a call runs with: the one it names, else biometricd.conf's
+    /// `face_liveness_mode`. Passive needs the anti-spoofing models: a call that names it without
+    /// them gets not_initialized with `data.model`; the configured default falls back to blink
+    /// (what every call did before passive mode existed).
+    func livenessMode(_ p: FaceCaptureOptions, pipeline: FacePipeline) throws -> LivenessMode {
+        if let asked = p.livenessMode {
+            if asked.isPassive, !pipeline.models.hasAntispoof {
+                let missing = FaceModels.AntispoofFiles.v2Name
+                throw RPCError.app(.notInitialized, "passive liveness needs the anti-spoofing models (\(missing), \(FaceModels.AntispoofFiles.v1seName))",
+                                   hint: "install them with scripts/setup.sh, or ask for liveness_mode blink",
+                                   details: ["model": .string(missing)])
+            }
+            return asked
+        }
+        let configured = limits.faceLivenessMode
+        return configured.isPassive && !pipeline.models.hasAntispoof ? .blink : configured
+    }
+
     /// The liveness part of verify and identify params, resolved: the moves come from the
     /// system CSPRNG, or from the test hook of a non-production daemon.
-    func challengeMoves(_ p: FaceCaptureOptions) -> [ChallengeLiveness.Action]? {
-        guard (p.livenessMode ?? .default) == .challenge else { return nil }
+    func challengeMoves(_ p: FaceCaptureOptions, mode: LivenessMode) -> [ChallengeLiveness.Action]? {
+        guard mode == .challenge else { return nil }
         if let fixedChallenge { return fixedChallenge }
         return ChallengeLiveness.random(steps: FaceCaptureOptions.challengeSteps(p.challengeSteps))
     }
@@ -33,17 +51,21 @@ extension FaceMethods {
 
     /// Verify and identify params with their SPEC defaults; the threshold is the caller's if it
     /// asked for one it may, else the configured one.
-    private func authenticationSettings(_ p: FaceCaptureOptions, _ peer: Peer) -> FaceAuthenticationSettings {
+    private func authenticationSettings(_ p: FaceCaptureOptions, _ peer: Peer, pipeline: FacePipeline) throws
+        -> FaceAuthenticationSettings
+    {
         typealias S = FaceCaptureOptions
         let threshold: Double = switch limits.callers.threshold(.face, asked: p.matchingThreshold, isAdmin: peer.isAdmin) {
         case .use(let t): t
         case .belowFloor(_, let floor): floor  // refused at the edge (checkCallerMay); never lower here
         }
+        let liveness = (p.mode ?? .default) == .liveness
+        let mode = liveness ? try livenessMode(p, pipeline: pipeline) : .blink
         return FaceAuthenticationSettings(
-            liveness: (p.mode ?? .default) == .liveness, matchingThreshold: threshold,
+            liveness: liveness, matchingThreshold: threshold,
             qualityThreshold: S.qualityThreshold(p.qualityThreshold), livenessThreshold: S.livenessThreshold(p.livenessThreshold),
             blinkTimeoutMs: S.blinkTimeoutMs(p.blinkTimeoutMs), timeoutMs: S.timeoutMs(p.timeoutMs),
-            challenge: challengeMoves(p), challengeStepTimeoutMs: S.challengeStepTimeoutMs(p.challengeStepTimeoutMs))
+            livenessMode: mode, challenge: challengeMoves(p, mode: mode), challengeStepTimeoutMs: S.challengeStepTimeoutMs(p.challengeStepTimeoutMs))
     }
 
     func verify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> FaceVerifyResult {
@@ -54,7 +76,7 @@ extension FaceMethods {
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
         }
         try auth.checkBiometric(p.user)
-        let settings = authenticationSettings(p.capture, context.peer)
+        let settings = try authenticationSettings(p.capture, context.peer, pipeline: pipeline)
         let started = monotonicNanoseconds()
         let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started)
         let outcome: FaceAuthenticationOutcome
@@ -80,7 +102,7 @@ extension FaceMethods {
         guard gallery.count > 0 else {
             throw RPCError.app(.noFaceRegistered, "no face is enrolled on this machine", hint: "enrol users first")
         }
-        let settings = authenticationSettings(p.capture, context.peer)
+        let settings = try authenticationSettings(p.capture, context.peer, pipeline: pipeline)
         let started = monotonicNanoseconds()
         let session = FaceIdentification(settings, margin: FaceIdentifyParams.margin(p.margin), startedAt: started)
         let calibration = face.calibration

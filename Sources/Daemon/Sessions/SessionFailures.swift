@@ -14,6 +14,12 @@ extension RPCError {
         case .spoof(.recapture(let share), let score):
             self = .spoof("the face looks re-captured from a screen (its fine detail is gone)", cue: "recapture",
                           livenessScore: score, ["high_frequency_share": .double(share)])
+        case .spoof(.detector(let probability), let score):
+            self = .spoof("the face looks like a print or a screen to the presentation-attack detector", cue: "detector",
+                          livenessScore: score, ["real_probability": .double(probability)])
+        case .spoof(.stillFrames(let difference), let score):
+            self = .spoof("the camera gives the same picture frame after frame (a still image, not a live camera)", cue: "still_frames",
+                          livenessScore: score, hint: "use a real camera", ["frame_difference": .double(difference)])
         case .spoof(.border(let fraction), let score):
             self = .spoof("the face is shown on a screen or a print (it sits inside straight borders)", cue: "border",
                           livenessScore: score, ["framed_fraction": .double(fraction)])

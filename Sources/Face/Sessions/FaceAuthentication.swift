@@ -13,13 +13,17 @@ public struct FaceAuthenticationSettings: Sendable {
     /// face, fused into one comparison. Image mode decides as soon as they are in; liveness mode
     /// when they are in and the face is live. No other frame is judged.
     public var attempt = FaceAttemptRule.standard
-    /// Challenge-response liveness: the moves to ask for (nil: blink mode).
+    /// blink, challenge (with `challenge`), passive or passive+blink (`FaceLivenessCheck`).
+    public var livenessMode = LivenessMode.blink
+    /// Challenge-response liveness: the moves to ask for (nil: not challenge mode).
     public var challenge: [ChallengeLiveness.Action]?
     public var challengeStepTimeoutMs = 5000
 
     public init(liveness: Bool, matchingThreshold: Double, qualityThreshold: Int, livenessThreshold: Int, blinkTimeoutMs: Int,
-                timeoutMs: Int, challenge: [ChallengeLiveness.Action]? = nil, challengeStepTimeoutMs: Int = 5000)
+                timeoutMs: Int, livenessMode: LivenessMode = .blink, challenge: [ChallengeLiveness.Action]? = nil,
+                challengeStepTimeoutMs: Int = 5000)
     {
+        self.livenessMode = livenessMode
         self.liveness = liveness
         self.matchingThreshold = matchingThreshold
         self.qualityThreshold = qualityThreshold
@@ -63,8 +67,8 @@ struct FaceAuthentication: Sendable {
     init(_ settings: FaceAuthenticationSettings, startedAt: UInt64) {
         self.settings = settings
         deadlineNs = startedAt + UInt64(max(0, settings.timeoutMs)) * 1_000_000
-        liveness = FaceLivenessCheck(livenessThreshold: settings.livenessThreshold, challenge: settings.challenge,
-                                     stepTimeoutMs: settings.challengeStepTimeoutMs)
+        liveness = FaceLivenessCheck(livenessThreshold: settings.livenessThreshold, mode: settings.livenessMode,
+                                     challenge: settings.challenge, stepTimeoutMs: settings.challengeStepTimeoutMs)
     }
 
     /// The liveness part of a frame. Returns a failure, or whether this frame's template is
@@ -86,9 +90,14 @@ struct FaceAuthentication: Sendable {
         }
         var live = !s.liveness
         if s.liveness {
-            switch liveness.observe(landmarks: observation.landmarks, pose: observation.pose, at: now) {
+            switch liveness.observe(landmarks: observation.landmarks, pose: observation.pose, at: now,
+                                    passive: .init(observation)) {
             case .failedChallenge(let reason, let stepsDone):
                 return .failure(.spoof(.challenge(reason: reason, stepsDone: stepsDone), livenessScore: liveness.score))
+            case .failedPassive(.detector(let p), let score):
+                return .failure(.spoof(.detector(realProbability: (p * 1000).rounded() / 1000), livenessScore: score))
+            case .failedPassive(.stillFrames(let d), let score):
+                return .failure(.spoof(.stillFrames(medianDifference: (d * 1000).rounded() / 1000), livenessScore: score))
             case .live: live = true
             case .pending: live = false
             }
@@ -100,9 +109,14 @@ struct FaceAuthentication: Sendable {
                 let share = ((recaptureCue.level ?? 0) * 1e5).rounded() / 1e5
                 return .failure(.spoof(.recapture(highFrequencyShare: share), livenessScore: outcome.livenessScore))
             }
-            // A face big enough for the re-capture cue is judged by it before it may pass.
-            if live, recaptureCue.level == nil, (observation.box?.width ?? 0) >= RecaptureCue.minimumFaceWidth { live = false }
+            // A face big enough for the re-capture cue is judged by it before it may pass. Passive
+            // mode does not wait the cue's 1.5 s: the detector judges that case (a screen held so
+            // close that no border shows) on its first frames; the cue still refuses if it fires.
+            if live, s.livenessMode != .passive, recaptureCue.level == nil,
+               (observation.box?.width ?? 0) >= RecaptureCue.minimumFaceWidth { live = false }
             if let mask = observation.borderMask { replayCue.observe(borderMask: mask) }
+            // Passive: the border cue has seen its frames before a face may pass.
+            if live, s.livenessMode.isPassive, replayCue.framesSeen < replayCue.minimumFrames { live = false }
             if replayCue.isSpoof {
                 let fraction = (replayCue.framedFraction * 100).rounded() / 100
                 return .failure(.spoof(.border(framedFraction: fraction), livenessScore: outcome.livenessScore))

@@ -87,4 +87,8 @@ public enum SpoofCue: Sendable, Equatable {
     case recapture(highFrequencyShare: Double)
     /// The face sits inside straight borders: a screen or a print.
     case border(framedFraction: Double)
+    /// The passive detector judged the face a print or a screen (median real probability).
+    case detector(realProbability: Double)
+    /// Consecutive frames were the same picture: a still image, not a live sensor.
+    case stillFrames(medianDifference: Double)
 }
