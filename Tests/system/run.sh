@@ -206,7 +206,7 @@ frames other "$LFW/Silvio_Berlusconi/Silvio_Berlusconi_0006.jpg"
 mkdir -p "$SHARE/frames"
 cp "$FR"/*.YUYV "$SHARE/frames/"
 cp "$TOOLS/vout" "$SHARE/vout"
-cp "$HERE/guest/phases.sh" "$HERE/guest/pty.py" "$SHARE/"
+cp "$HERE/guest/phases.sh" "$HERE/guest/ptydrive.py" "$SHARE/"
 cp "$REPO/Tests/hil/guest/rpc.py" "$SHARE/rpc.py"
 # The upgrade: the same package with its version bumped (same binaries and maintainer scripts,
 # version V+systest1), repacked with dpkg-deb; cached per .deb.
