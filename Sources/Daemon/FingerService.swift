@@ -82,8 +82,16 @@ final class FingerService: Sendable {
             return try extractor.extract(image, position: position)
         } catch {
             guard error.isUnusablePrint else { throw RPCError.internal("fingerprint extraction failed: \(error)") }
+            // The count travels as data too, so a client can tell "too few minutiae" (press the
+            // whole fingertip, a larger area) from "no ridges at all" without parsing the message.
+            var details: [String: JSONValue] = [:]
+            if case .tooFewMinutiae(let found, let required) = error {
+                details["minutiae"] = .int(Int64(found))
+                details["minimum_minutiae"] = .int(Int64(required))
+            }
             throw RPCError.app(.badCapture, "no usable fingerprint: \(error)",
-                               hint: "use a sharper print with visible ridges (and the right dpi)")
+                               hint: "use a sharper print with visible ridges over the whole fingertip (and the right dpi)",
+                               details: details)
         }
     }
 

@@ -7,6 +7,7 @@
 //   calibrate [--write]  impostor similarity → FAR knots (writes Sources/Finger/Print/FingerCalibration.swift)
 // Run from the repository root after `swift build -c release --product biometricd-finger-bench`.
 import BiometricCamera
+import BiometricCore
 import BiometricFinger
 import CImaging
 import Dispatch
@@ -244,6 +245,31 @@ private func runSets(_ arguments: [String]) {
     print("(EER, FMR100 = FNMR at FMR ≤ 1 %, FMR1000 = FNMR at FMR ≤ 0.1 %, over 280 genuine and 2,880 impostor pairs; refused = images the default extractor turns away, still matched here with all their minutiae)")
 }
 
+/// `print dump FILE [--set NAME]`: every pair of every chosen set with the comparison's parts, as
+/// CSV (set, both impressions, genuine, similarity, minutiae, cylinders, consistent pairs) — for
+/// studying how the score should weigh them, not for the daemon.
+private func runDump(_ arguments: [String]) {
+    guard let path = arguments.first, !path.hasPrefix("--") else {
+        print("usage: biometricd-finger-bench print dump FILE [--set NAME]")
+        exit(2)
+    }
+    let matcher = FingerMatcher()
+    var csv = "set,a,b,genuine,similarity,na,nb,ca,cb,pairs\n"
+    for (k, set) in FVCSet.chosen(arguments).enumerated() {
+        let images = loadFVC(set)
+        let prepared = extractAll(images).map { matcher.prepare($0)! }
+        for i in images.indices {
+            for j in (i + 1)..<images.count {
+                let c = matcher.compare(prepared[i], prepared[j])
+
+                csv += "\(k),\(images[i].finger)_\(images[i].impression),\(images[j].finger)_\(images[j].impression),\(images[i].finger == images[j].finger ? 1 : 0),\(c.similarity),\(c.minutiae[0]),\(c.minutiae[1]),\(c.cylinders[0]),\(c.cylinders[1]),\(c.pairs)\n"
+            }
+        }
+        print("\(set.name): \(images.count) images")
+    }
+    try! csv.write(toFile: path, atomically: true, encoding: .utf8)
+}
+
 // MARK: speed
 
 /// A realistic-looking impostor/genuine-like template: a real template rotated (±30°), shifted
@@ -313,24 +339,37 @@ private func runSpeed() {
 // MARK: calibration
 
 private func runCalibrate(write: Bool) {
-    let images = loadFVC()
-    let templates = extractAll(images)
-    let parts = split(images, pairSimilarities(templates, matcher: FingerMatcher()))
-    let impostor = parts.allImpostor.sorted(by: >)
+    // Every cross-finger pair of every shared set (each at its own ppi): a user's sensor is
+    // unknown, so the calibration must hold across sensors, not on the one it was tuned on.
+    let matcher = FingerMatcher()
+    var perSet: [[Double]] = []
+    var genuine: [[Double]] = []
+    for set in FVCSet.all {
+        let images = loadFVC(set)
+        let parts = split(images, pairSimilarities(extractAll(images), matcher: matcher))
+        perSet.append(parts.allImpostor.sorted(by: >))
+        genuine.append(parts.genuine)
+    }
+    let impostor = perSet.flatMap { $0 }.sorted(by: >)
     let n = Double(impostor.count)
-    // Tail fit: log10 FAR linear in similarity (an exponential tail) over the top 10 % of
-    // impostors, skipping the top 3 (too few to place).
+    // Tail fit: log10 FAR linear in similarity (an exponential tail) over the top 10 % of the
+    // pooled impostors, skipping the top 3 (too few to place).
     let top = Array(impostor.prefix(max(10, impostor.count / 10)))
     var pts: [(s: Double, l: Double)] = []
     for (k, s) in top.enumerated() where k >= 3 { pts.append((s, log10(Double(k + 1) / n))) }
     let ms = pts.map(\.s).reduce(0, +) / Double(pts.count), ml = pts.map(\.l).reduce(0, +) / Double(pts.count)
     let slope = pts.map { ($0.s - ms) * ($0.l - ml) }.reduce(0, +) / pts.map { ($0.s - ms) * ($0.s - ms) }.reduce(0, +)
     let fitted = ml - slope * ms
-    // Conservative: shift the line up until no observed impostor lies above it (the tail never
-    // claims a lower FAR than the data show at any measured similarity, incl. the top 3).
+    // Conservative: shift the line up until no observed impostor lies above it — pooled, and in
+    // each set on its own (the worst sensor seen rules: the tail never claims a lower FAR than
+    // any one sensor's data show at a measured similarity).
     var intercept = fitted
     for (k, s) in top.enumerated() { intercept = max(intercept, log10(Double(k + 1) / n) - slope * s) }
-    print("impostors: \(impostor.count); max similarity \(f(impostor[0], 4)); tail fit log10 FAR = \(f(fitted, 3)) + \(f(slope, 2))·s, raised to \(f(intercept, 3)) to cover every observed impostor")
+    for own in perSet {
+        let m = Double(own.count)
+        for (k, s) in own.prefix(max(10, own.count / 10)).enumerated() { intercept = max(intercept, log10(Double(k + 1) / m) - slope * s) }
+    }
+    print("impostors: \(impostor.count) (\(perSet.count) sets); max similarity \(f(impostor[0], 4)); tail fit log10 FAR = \(f(fitted, 3)) + \(f(slope, 2))·s, raised to \(f(intercept, 3)) to cover every observed impostor of every set")
     // Empirical knots while at least 10 impostors lie above; fitted tail beyond.
     var knots: [(Double, Double)] = [(impostor.last!, 0)]
     var level = -0.25
@@ -348,18 +387,23 @@ private func runCalibrate(write: Bool) {
         l -= 0.5
     }
     for (s, l) in knots { print("  similarity \(f(s, 4)) → log10 FAR \(f(l, 3)) (score \(f(-12 * l, 1)))") }
+    let calibration = FARCalibration(.similarity, knots: knots.map { .init($0.0, $0.1) }, source: "")
+    for (set, (imp, gen)) in zip(FVCSet.all, zip(perSet, genuine)) {
+        print("  \(set.name): max impostor score \(f(calibration.score(imp[0]), 1)); genuine ≥ 48: \(gen.filter { calibration.score($0) >= 48 }.count)/\(gen.count), ≥ 36: \(gen.filter { calibration.score($0) >= 36 }.count)/\(gen.count)")
+    }
     guard write else { return }
     var text = """
     import BiometricCore
 
-    /// The fingerprint score calibration (SPEC §4), measured on FVC2002 DB2_B impostor pairs.
+    /// The fingerprint score calibration (SPEC §4), measured on the impostor pairs of four FVC
+    /// "B" sets from four sensors (FVC2002 DB1_B, DB2_B, DB4_B, FVC2004 DB1_B, each at its ppi).
     /// GENERATED by `biometricd-finger-bench print calibrate --write` — do not edit by hand; see
-    /// Docs/finger-print.md. \(impostor.count) impostor pairs (all cross-finger pairs of 80 images); knots
+    /// Docs/finger-print.md. \(impostor.count) impostor pairs (all cross-finger pairs, 4 × 80 images); knots
     /// below FAR \(String(format: "%.1e", pow(10, lastEmpirical))) come from the fitted tail
     /// log10 FAR = \(f(intercept, 3)) + \(f(slope, 2))·similarity (least squares on the top 10 % of
-    /// impostors, raised from \(f(fitted, 3)) so that no observed impostor lies above the line).
+    /// impostors, raised from \(f(fitted, 3)) so that no observed impostor of any one set lies above the line).
     public enum FingerCalibration {
-        public static let fvc2002 = FARCalibration(.similarity, knots: knots, source: "FVC2002 DB2_B, \(impostor.count) impostor pairs")
+        public static let fvcB = FARCalibration(.similarity, knots: knots, source: "FVC2002 DB1_B/DB2_B/DB4_B + FVC2004 DB1_B, \(impostor.count) impostor pairs")
         static let knots: [FARCalibration.Knot] = [
 
     """
@@ -383,6 +427,7 @@ func runPrintBench(_ arguments: [String]) {
     switch arguments.first {
     case "fvc": runFVC()
     case "sets": runSets(Array(arguments.dropFirst()))
+    case "dump": runDump(Array(arguments.dropFirst()))
     case "speed": runSpeed()
     case "calibrate": runCalibrate(write: arguments.contains("--write"))
     case "index": runIndexBench(Array(arguments.dropFirst()))

@@ -60,6 +60,20 @@ int cvis_print_model_cylinders(const cvis_print_model *model);
 /// Similarity of two prepared templates, 0–1 (symmetric up to rounding). 0 when either is empty.
 double cvis_print_match(const cvis_print_model *probe, const cvis_print_model *reference);
 
+/// What one comparison rests on. `similarity` (what cvis_print_match returns) is the sum of the
+/// relaxed local similarities of the `pairs` most consistent minutia pairs divided by 12 however
+/// many there were, so sparse templates and small overlaps cannot reach a mate's similarity.
+typedef struct {
+    double similarity;
+    int minutiae_a, minutiae_b; // minutiae in each template
+    int cylinders_a, cylinders_b; // minutiae with a valid cylinder (enough neighbours inside the print)
+    int pairs;                  // consistent pairs summed (≤ 12)
+} cvis_print_match_info;
+
+/// cvis_print_match with its parts (for benchmarks, tests and explaining a score).
+cvis_status cvis_print_match_details(const cvis_print_model *probe, const cvis_print_model *reference,
+                                     cvis_print_match_info *info);
+
 /// 1:N pre-selection (print_index.cpp): a print's index code is a Bloom filter of its minutia
 /// triplets' rotation- and translation-invariant features, CVIS_PRINT_CODE_WORDS 64-bit words.
 #define CVIS_PRINT_CODE_WORDS 64

@@ -54,7 +54,7 @@ public final class PreparedPrint: @unchecked Sendable {
 public struct FingerMatcher: Sendable {
     public let calibration: FARCalibration
 
-    public init(calibration: FARCalibration = FingerCalibration.fvc2002) {
+    public init(calibration: FARCalibration = FingerCalibration.fvcB) {
         self.calibration = calibration
     }
 
@@ -64,6 +64,28 @@ public struct FingerMatcher: Sendable {
     /// Raw similarity 0–1 (the matcher's own scale; see `score` for the calibrated one).
     public func similarity(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Double {
         cvis_print_match(probe.model, reference.model)
+    }
+
+    /// What a comparison rests on (benchmarks, tests, explaining a score).
+    public struct Comparison: Sendable, Equatable {
+        /// The raw similarity (`similarity(_:_:)`).
+        public var similarity: Double
+        /// Minutiae in the probe and the reference.
+        public var minutiae: [Int]
+        /// Minutiae with a valid cylinder (enough neighbours inside the print) in each.
+        public var cylinders: [Int]
+        /// Consistent pairs the similarity sums (at most 12; the sum is always divided by 12, so
+        /// fewer pairs — a sparse template, a small overlap — mean a proportionally lower value).
+        public var pairs: Int
+    }
+
+    public func compare(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Comparison {
+        var info = cvis_print_match_info()
+        guard cvis_print_match_details(probe.model, reference.model, &info) == CVIS_OK else {
+            return Comparison(similarity: 0, minutiae: [0, 0], cylinders: [0, 0], pairs: 0)
+        }
+        return Comparison(similarity: info.similarity, minutiae: [Int(info.minutiae_a), Int(info.minutiae_b)],
+                          cylinders: [Int(info.cylinders_a), Int(info.cylinders_b)], pairs: Int(info.pairs))
     }
 
     /// The SPEC §4 score, 0–100 (−12·log10 FAR): 48 ↔ FAR 0.01 %.
