@@ -106,6 +106,19 @@ fi
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(dpkg-parsechangelog -l "$CHANGELOG" -S Timestamp)}
 
 # --- binaries -----------------------------------------------------------------------------
+# lock_held_by_ancestor FILE: an flock on FILE is held by this process or one of its parents.
+lock_held_by_ancestor() {
+    local inode holders p
+    inode=$(stat -c %i "$1" 2>/dev/null) || return 1
+    holders=$(awk -v ino=":$inode" '$2 == "FLOCK" && substr($6, length($6) - length(ino) + 1) == ino { print $5 }' /proc/locks)
+    [ -n "$holders" ] || return 1
+    p=$$
+    while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+        for h in $holders; do [ "$h" = "$p" ] && return 0; done
+        p=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+    done
+    return 1
+}
 BIN=$WORK/bin
 if [ $BUILD -eq 1 ]; then
     # One Swift build at a time on this machine (the lock), and the static binaries are copied
@@ -114,7 +127,11 @@ if [ $BUILD -eq 1 ]; then
     # Swift runtime is inside), and BIND_NOW with the RELRO the linker already sets.
     FLAGS=(-c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now)
     log "swift build ${FLAGS[*]} (biometricd, authctl; log: $WORK/build.log)"
-    flock /tmp/biometricd-swift-build.lock bash -c '
+    # Run as `flock /tmp/biometricd-swift-build.lock scripts/package.sh`, the lock is already ours:
+    # a second flock on it (a new open file description) would wait for ever.
+    LOCK=(flock /tmp/biometricd-swift-build.lock)
+    if lock_held_by_ancestor /tmp/biometricd-swift-build.lock; then LOCK=(); fi
+    "${LOCK[@]}" bash -c '
         set -e
         out=$1; shift
         swift build "$@" --product biometricd
