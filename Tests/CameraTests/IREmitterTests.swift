@@ -369,3 +369,62 @@ final class SysfsVideoTests: XCTestCase {
         XCTAssertNil(SysfsVideo.usbLocation(ofNode: "/dev/video7", root: root))
     }
 }
+
+final class IREmitterProbeTests: XCTestCase {
+    /// The Microsoft camera-control GUID as stored in a descriptor (first three fields little-endian).
+    let msxuBytes: [UInt8] = [0xdc, 0x95, 0x3f, 0x0f, 0x32, 0x26, 0x4e, 0x4c, 0x92, 0xc9, 0xa0, 0x47, 0x82, 0xf4, 0x3b, 0xc8]
+
+    func descriptors() -> [UInt8] {
+        let device: [UInt8] = [18, 0x01] + [UInt8](repeating: 0, count: 16)
+        func interface(_ n: UInt8, videoControl: Bool) -> [UInt8] { [9, 0x04, n, 0, 1, 0x0e, videoControl ? 0x01 : 0x02, 0, 0] }
+        func xu(_ unit: UInt8, guid: [UInt8], controls: [UInt8]) -> [UInt8] {
+            let body: [UInt8] = [0x24, 0x06, unit] + guid + [UInt8(controls.count * 8), 1, 1, UInt8(controls.count)] + controls + [0]
+            return [UInt8(body.count + 1)] + body
+        }
+        let other = [UInt8](repeating: 0x11, count: 16)
+        return device
+            + interface(0, videoControl: true) + xu(4, guid: other, controls: [0x01])           // RGB: no MSXU
+            + interface(1, videoControl: false)
+            + interface(2, videoControl: true) + xu(8, guid: msxuBytes, controls: [0x06])       // selectors 2, 3
+            + xu(14, guid: msxuBytes, controls: [0x26])                                         // selectors 2, 3, 6
+    }
+
+    func testExtensionUnitsComeFromTheDescriptorsOfTheNodesInterface() {
+        let units = IREmitterProbe.extensionUnits(descriptors: descriptors(), interface: 2)
+        XCTAssertEqual(units.map(\.unit), [8, 14])
+        XCTAssertEqual(units.last?.selectors, [2, 3, 6])
+        XCTAssertEqual(units.last?.guid, IREmitterProbe.microsoftXU)
+        XCTAssertEqual(IREmitterProbe.extensionUnits(descriptors: descriptors(), interface: 0).map(\.unit), [4])
+        XCTAssertEqual(IREmitterProbe.extensionUnits(descriptors: Array(descriptors().prefix(40)), interface: nil).count, 0,
+                       "a truncated dump gives nothing rather than garbage")
+    }
+
+    func testReadingWritesNothingAndATrialRestoresTheOriginal() async {
+        let off: [UInt8] = [1, 3, 1, 0, 0, 0, 0, 0, 0]
+        let fake = FakeUVCDevice(controls: [
+            (8, 2, .init(cur: [0, 0])), (8, 3, .init(cur: [5])),
+            (14, 2, .init(cur: [0, 0])), (14, 3, .init(info: 0x01, cur: [7])), (14, 6, .init(cur: off)),
+        ], on: UVCWrite(unit: 14, selector: 6, payload: off))
+        let units = IREmitterProbe.extensionUnits(descriptors: descriptors(), interface: 2)
+        let controls = IREmitterProbe.read(units: units, over: fake)
+        XCTAssertEqual(controls.count, 5)
+        XCTAssertTrue(fake.sets.isEmpty, "reading is GET_* only")
+        XCTAssertEqual(controls.first { $0.unit == 14 && $0.selector == 6 }?.cur, off)
+        // The fake answers GET_MAX with a buffer as passed (zeros) for non-CUR reads: give the
+        // candidate its own maximum the way a camera reports it.
+        var candidates = IREmitterProbe.candidates(controls.map { c in
+            var c = c
+            if c.unit == 14 && c.selector == 6 { c.max = [1, 3, 3, 0, 0, 0, 0, 0, 0] }
+            return c
+        })
+        XCTAssertEqual(candidates.map(\.unit), [14], "only selector 6 of the Microsoft unit")
+        let trial = await IREmitterProbe.trial(candidates.removeFirst(), over: fake) { 42 }
+        XCTAssertTrue(trial.restored, trial.message)
+        XCTAssertEqual(trial.readBack, [1, 3, 3, 0, 0, 0, 0, 0, 0])
+        XCTAssertEqual(trial.brightnessDuring, 42)
+        XCTAssertEqual(fake.sets.map(\.bytes), [[1, 3, 3, 0, 0, 0, 0, 0, 0], off], "GET_MAX, then the original back")
+        XCTAssertTrue(fake.isLit, "the control holds its original value again")
+        let order = fake.log.suffix(4).map { "\($0.request)" }
+        XCTAssertEqual(order, ["SET_CUR", "GET_CUR", "SET_CUR", "GET_CUR"])
+    }
+}

@@ -10,7 +10,7 @@ import XCTest
 final class AccessMatrixTests: XCTestCase {
     static let expected: [String: AccessRule] = [
         "daemon.status": .anyone, "session.cancel": .anyone, "camera.list": .anyone, "camera.watch": .anyone,
-        "camera.snapshot": .admin,
+        "camera.snapshot": .admin, "camera.ir": .anyone, "camera.ir.probe": .admin,
         "user.list": .admin, "user.get": .selfOrAdmin, "user.delete": .selfReverifiedOrAdmin,
         "face.enroll": .selfReverifiedOrAdmin, "face.verify": .selfOrAdmin, "face.identify": .adminOrLogin,
         "face.list": .selfOrAdmin, "face.remove": .selfOrAdmin,

@@ -41,6 +41,33 @@ struct CameraMethods: MethodGroup {
             return WatchResult(cameras: cameras.devices.map { $0.description.wire(busy: cameras.isBusy($0.id)) })
         }
 
+        // What is known about each camera's IR emitter and what the last stream start applied
+        // (Docs/ir-emitters.md). Anyone: it says no more about the devices than camera.list.
+        table.register(Method.cameraIR, .anyone) { [self] (_, params: CameraIRParams) in
+            let devices = try params.camera.map { [try cameras.find($0)] } ?? cameras.devices
+            let emitters = cameras.emitters
+            return CameraIRResult(cameras: devices.map { Self.irInfo($0, emitters: emitters) }, tableFiles: emitters.table.files,
+                                  tableErrors: emitters.tableErrors.map(\.description))
+        }
+
+        // The opt-in probe: reads the controls the camera's descriptors declare; with trial, writes
+        // each candidate's own GET_MAX once while frames are measured, then restores the original.
+        // Admin only: it changes a device's state, however briefly.
+        table.register(Method.cameraIRProbe, .admin("camera.ir.probe")) { [self] (_, params: CameraIRProbeParams) in
+            guard let device = try cameras.find(params.camera) as? V4L2Device else {
+                throw RPCError.invalidParams(field: "camera", "'\(params.camera)' is not a V4L2 camera: the probe reads USB extension units")
+            }
+            guard params.trial == true else {
+                let found = try await device.probeEmitter(trial: false) { nil }
+                return Self.probeResult(device, found, before: nil)
+            }
+            return try await sessions.withSession(params.camera) { capture, _ in
+                let before = await Self.meanBrightness(capture, skip: 5, count: 5)
+                let found = try await device.probeEmitter(trial: true) { await Self.meanBrightness(capture, skip: 3, count: 5) }
+                return Self.probeResult(device, found, before: before)
+            }
+        }
+
         // Howdy's snapshot: lets an admin see what the camera sees (exposure, IR emitter, framing).
         table.register(Method.cameraSnapshot, .admin("camera.snapshot")) { [self] (context, params: SnapshotParams) in
             let warmup = SnapshotParams.warmupFrames(params.warmupFrames)
@@ -67,6 +94,73 @@ struct CameraMethods: MethodGroup {
               observation.draw(on: frame)
         else { return 0 }
         return observation.faceCount
+    }
+
+    static func hex(_ bytes: [UInt8]?) -> String? { bytes.map { $0.map { String(format: "%02x", $0) }.joined(separator: " ") } }
+
+    static func irInfo(_ device: any CameraDevice, emitters: IREmitterController) -> CameraIRInfo {
+        let d = device.description
+        let entry = emitters.entry(for: d.usb)
+        let state = emitters.state(of: device.id)
+        let now = monotonicNanoseconds()
+        return CameraIRInfo(
+            camera: device.id, path: d.path, ir: d.isInfrared, usbDevice: d.usb?.device.description, usbInterface: d.usb?.interface,
+            entry: entry.map { e in
+                IREntryInfo(device: e.device.description, interface: e.interface, name: e.name, source: e.source, origin: e.origin,
+                            writes: e.writes.map { UVCWriteInfo(unit: Int($0.unit), selector: Int($0.selector), payload: $0.payloadHex) })
+            },
+            applications: state?.applications ?? 0,
+            last: state?.last.map { r in
+                IRApplicationInfo(
+                    outcome: r.outcome.rawValue, message: r.message, durationMs: Double(r.durationNs / 1000) / 1000,
+                    secondsAgo: (Double((now - min(now, r.startedNs)) / 1_000_000) / 1000),
+                    writes: r.writes.map {
+                        UVCWriteInfo(unit: Int($0.write.unit), selector: Int($0.write.selector), payload: $0.write.payloadHex,
+                                     status: $0.status.rawValue, readBack: hex($0.readBack), message: $0.message)
+                    })
+            })
+    }
+
+    /// Mean grey level of `count` frames after dropping `skip` (auto-exposure and the emitter settle).
+    static func meanBrightness(_ capture: CaptureSession, skip: Int, count: Int) async -> Double? {
+        for _ in 0..<skip { _ = try? await capture.frames.next() }
+        var sum = 0.0
+        for _ in 0..<count {
+            guard let frame = try? await capture.frames.next() else { return nil }
+            sum += frame.meanBrightness
+        }
+        return (sum / Double(count) * 10).rounded() / 10
+    }
+
+    static func probeResult(_ device: V4L2Device,
+                            _ found: (units: [UVCExtensionUnit], controls: [IREmitterProbe.Control], trials: [IREmitterProbe.Trial]),
+                            before: Double?) -> CameraIRProbeResult {
+        let usb = device.description.usb
+        let trials = found.trials.map { t in
+            ProbeTrialInfo(unit: Int(t.unit), selector: Int(t.selector), original: hex(t.original) ?? "", written: hex(t.written) ?? "",
+                           readBack: hex(t.readBack), brightnessBefore: before, brightnessDuring: t.brightnessDuring, restored: t.restored,
+                           message: t.message,
+                           suggestion: "[\(usb.map { "\($0.device) interface=\($0.interface)" } ?? "vid:pid")]\nsource = camera.ir.probe on this machine\nwrite = unit=\(t.unit) selector=\(t.selector) payload=\(hex(t.written) ?? "")")
+        }
+        let summary: String
+        if found.units.isEmpty {
+            summary = "no extension units declared (not a USB UVC camera, or its sysfs descriptors are unreadable)"
+        } else if found.trials.isEmpty {
+            let candidates = IREmitterProbe.candidates(found.controls).count
+            summary = "\(found.controls.count) controls in \(found.units.count) extension units read, nothing written; \(candidates) candidate\(candidates == 1 ? "" : "s") for a trial"
+        } else {
+            let lit = trials.filter { t in (t.brightnessDuring ?? 0) > (before ?? 0) + 20 }
+            summary = lit.isEmpty
+                ? "\(trials.count) trial\(trials.count == 1 ? "" : "s"), none made the frames brighter"
+                : "unit \(lit[0].unit) selector \(lit[0].selector) made the frames brighter (\(before ?? 0) → \(lit[0].brightnessDuring ?? 0)): add the suggestion to /etc/biometricd/ir-emitters.d/local.conf"
+        }
+        return CameraIRProbeResult(
+            camera: device.id, usbDevice: usb?.device.description, usbInterface: usb?.interface,
+            controls: found.controls.map { c in
+                ProbedControlInfo(unit: Int(c.unit), selector: Int(c.selector), guid: c.guid, info: c.info.map(Int.init), length: c.length,
+                                  cur: hex(c.cur), min: hex(c.min), max: hex(c.max), def: hex(c.def), res: hex(c.res), error: c.error)
+            },
+            trials: trials, summary: summary)
     }
 
     static func encodePNG(_ frame: Frame) throws -> Data {

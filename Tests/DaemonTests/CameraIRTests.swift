@@ -1,0 +1,28 @@
+import BiometricClient
+import BiometricProtocol
+import Foundation
+import XCTest
+
+/// camera.ir and camera.ir.probe through the real daemon (replay cameras: no USB, no entry).
+final class CameraIRTests: XCTestCase {
+    func testReplayCamerasHaveNoEntryAndTheProbeRefusesThem() throws {
+        let daemon = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=5"])
+        let result: CameraIRResult = try daemon.client().call(Method.cameraIR)
+        XCTAssertEqual(result.cameras.map(\.camera), ["replay0"])
+        let replay = try XCTUnwrap(result.cameras.first)
+        XCTAssertNil(replay.usbDevice)
+        XCTAssertNil(replay.entry)
+        XCTAssertEqual(replay.applications, 0)
+        XCTAssertNil(replay.last)
+
+        let one: CameraIRResult = try daemon.client().call(Method.cameraIR, CameraIRParams(camera: "replay0"))
+        XCTAssertEqual(one.cameras.count, 1)
+        let missing = rpcError { let _: CameraIRResult = try daemon.client().call(Method.cameraIR, CameraIRParams(camera: "/dev/video99")) }
+        XCTAssertEqual(missing?.code, 2001)
+
+        // The test runs as root (an admin): the probe is allowed, and says a replay has no units.
+        let probe = rpcError { let _: CameraIRProbeResult = try daemon.client().call(Method.cameraIRProbe, CameraIRProbeParams(camera: "replay0")) }
+        XCTAssertEqual(probe?.code, -32602)
+        XCTAssertTrue(probe?.message.contains("not a V4L2 camera") ?? false, probe?.message ?? "")
+    }
+}
