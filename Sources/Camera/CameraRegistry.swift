@@ -30,13 +30,17 @@ public final class CameraRegistry: Sendable {
     private let monitor = Mutex<HotplugMonitor?>(nil)
     /// IR emitter entries, applied by each V4L2 stream as it starts (Docs/ir-emitters.md).
     public let emitters: IREmitterController
+    /// The configured camera per modality (`face_camera=`, `finger_camera=`); absent: the default.
+    public let choices: [CameraPurpose: CameraChoice]
 
     /// Validates every spec. A V4L2 path that exists but is no capture device, an unreadable
     /// replay, or a malformed spec is an error; a V4L2 path that is absent is waited for.
     /// `emitters` defaults to the packaged table plus /etc/biometricd/ir-emitters.d.
-    public init(specs: [CameraSpec], logger: Logger, emitters: IREmitterController? = nil) throws(CameraError) {
+    public init(specs: [CameraSpec], logger: Logger, emitters: IREmitterController? = nil,
+                choices: [CameraPurpose: CameraChoice] = [:]) throws(CameraError) {
         self.logger = logger
         self.emitters = emitters ?? .installed(logger: logger)
+        self.choices = choices
         var replays: [any CameraDevice] = []
         var wanted: [String] = []
         for spec in specs {
@@ -57,6 +61,17 @@ public final class CameraRegistry: Sendable {
         self.autoDiscover = specs.isEmpty
         let found = scan()
         state.withLock { $0.devices = replays + found }
+    }
+
+    /// Fixed devices, for tests of selection and roles.
+    init(devices: [any CameraDevice], logger: Logger, emitters: IREmitterController, choices: [CameraPurpose: CameraChoice] = [:]) {
+        self.logger = logger
+        self.emitters = emitters
+        self.choices = choices
+        self.replays = devices
+        self.wantedV4L2 = []
+        self.autoDiscover = false
+        state.withLock { $0.devices = devices }
     }
 
     private func scan() -> [any CameraDevice] {
@@ -140,8 +155,10 @@ public final class CameraRegistry: Sendable {
     }
 
     /// Reserves a camera for one session: a second caller gets `.busy` until the lease ends.
-    public func acquire(_ name: String?) throws(CameraError) -> CameraLease {
-        let device = try find(name)
+    /// With `purpose` and no name, the modality's camera (`find(_:for:choice:)`).
+    public func acquire(_ name: String?, for purpose: CameraPurpose? = nil) throws(CameraError) -> CameraLease {
+        let device: any CameraDevice
+        if let purpose { device = try find(name, for: purpose, choice: choices[purpose]) } else { device = try find(name) }
         let ok = state.withLock { $0.busy.insert(device.id).inserted }
         guard ok else { throw .busy(device.id) }
         return CameraLease(device: device, registry: self)

@@ -122,11 +122,18 @@ public struct CameraInfo: Codable, Sendable, Equatable {
     public var driver: String
     public var bus: String
     public var formats: [CameraFormatInfo]
+    /// IR frames: grey-only formats, or a node the IR emitter table knows.
     public var ir: Bool
     public var busy: Bool
+    /// No sensor behind it (vivid, v4l2loopback, replay). Optional: older daemons do not send it.
+    public var virtual: Bool?
+    /// The physical device the node belongs to (`usb 04f2:b6d9 1-6`), when it is on USB.
+    public var device: String?
+    /// The id of the node of the same physical device with the other role (IR ↔ RGB).
+    public var sibling: String?
 
     public init(id: String, path: String, name: String, driver: String, bus: String, formats: [CameraFormatInfo],
-                ir: Bool, busy: Bool) {
+                ir: Bool, busy: Bool, virtual: Bool? = nil, device: String? = nil, sibling: String? = nil) {
         self.id = id
         self.path = path
         self.name = name
@@ -135,6 +142,9 @@ public struct CameraInfo: Codable, Sendable, Equatable {
         self.formats = formats
         self.ir = ir
         self.busy = busy
+        self.virtual = virtual
+        self.device = device
+        self.sibling = sibling
     }
 }
 

@@ -26,3 +26,17 @@ final class CameraIRTests: XCTestCase {
         XCTAssertTrue(probe?.message.contains("not a V4L2 camera") ?? false, probe?.message ?? "")
     }
 }
+
+/// camera.list's role fields (SPEC §4 additions) on replay cameras.
+final class CameraRoleListTests: XCTestCase {
+    func testReplayCamerasAreVirtualWithoutDeviceOrSibling() throws {
+        let daemon = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=5"])
+        let raw = try RawConnection(daemon.socket)
+        raw.send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"camera.list\"}\n")
+        guard case .array(let list)? = raw.read()?["result"], let camera = list.first else { return XCTFail("camera.list gave no array") }
+        XCTAssertEqual(camera["virtual"], true)
+        XCTAssertEqual(camera["ir"], false)
+        XCTAssertNil(camera["sibling"], "no sibling: the field is absent")
+        XCTAssertEqual(camera["id"], "replay0")
+    }
+}

@@ -5,10 +5,20 @@ import BiometricProtocol
 import Foundation
 
 extension CameraDescription {
-    func wire(busy: Bool) -> CameraInfo {
+    /// `roles` among the cameras present (a removed camera's event has only its description).
+    func wire(busy: Bool, roles: CameraRoles? = nil) -> CameraInfo {
         CameraInfo(id: id, path: path, name: name, driver: driver, bus: bus,
                    formats: formats.map { CameraFormatInfo(fourcc: $0.fourcc.trimmingCharacters(in: .whitespaces), width: $0.width, height: $0.height, fps: $0.fps) },
-                   ir: isInfrared, busy: busy)
+                   ir: roles?.isInfrared ?? isInfrared, busy: busy, virtual: roles?.isVirtual ?? CameraRoles.isVirtualDriver(driver),
+                   device: roles?.physicalDevice, sibling: roles?.sibling)
+    }
+}
+
+extension CameraRegistry {
+    /// camera.list's view of every camera now, roles included.
+    var wire: [CameraInfo] {
+        let all = devices
+        return all.map { $0.description.wire(busy: isBusy($0.id), roles: roles(of: $0, among: all)) }
     }
 }
 
@@ -22,7 +32,7 @@ struct CameraMethods: MethodGroup {
 
     func register(in table: inout MethodTable) {
         table.register(Method.cameraList, .anyone) { [self] (_, _: NoParams) in
-            cameras.devices.map { $0.description.wire(busy: cameras.isBusy($0.id)) }
+            cameras.wire
         }
 
         // Answers with the cameras now, then sends camera.added / camera.removed events tied to
@@ -33,12 +43,14 @@ struct CameraMethods: MethodGroup {
             }
             let token = cameras.watch { change in
                 switch change {
-                case .added(let d): context.emit(CameraChangeEvent(.added, camera: d.wire(busy: false)))
+                case .added(let d):
+                    let roles = cameras.devices.first { $0.id == d.id }.map { cameras.roles(of: $0) }
+                    context.emit(CameraChangeEvent(.added, camera: d.wire(busy: false, roles: roles)))
                 case .removed(let d): context.emit(CameraChangeEvent(.removed, camera: d.wire(busy: false)))
                 }
             }
             context.connection.addWatch(request, token)
-            return WatchResult(cameras: cameras.devices.map { $0.description.wire(busy: cameras.isBusy($0.id)) })
+            return WatchResult(cameras: cameras.wire)
         }
 
         // What is known about each camera's IR emitter and what the last stream start applied
