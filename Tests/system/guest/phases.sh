@@ -79,7 +79,7 @@ stop_feed() { [ -n "$WRITER" ] && { kill $WRITER 2>/dev/null; wait $WRITER 2>/de
 
 verify_as() {  # verify_as NAME USER TARGET: face verify, no liveness (stills) -> RC, MATCH, SCORE, VT
     local t; t=$(now)
-    ctl "$1" "$2" 200 face verify $3 --camera $CAP --no-liveness --timeout 120000 --json
+    ctl "$1" "$2" 300 face verify $3 --camera $CAP --no-liveness --timeout 240000 --json
     VT=$(elapsed "$t")
     MATCH=$(json_field $S/p$PHASE-$1.out 'd.get("match")')
     SCORE=$(json_field $S/p$PHASE-$1.out 'd.get("score")')
@@ -128,7 +128,12 @@ c_first() {
     local info; info=$(systemctl show -p Type -p SubState -p StatusText -p NRestarts -p MainPID biometricd.service | tr '\n' ' ')
     local c2r s2r; c2r=$(awk -v a="$u0" -v b="$ready" 'BEGIN { printf "%.2f", (b - a) / 1e6 }'); s2r=$(awk -v a="$start" -v b="$ready" 'BEGIN { printf "%.2f", (b - a) / 1e6 }')
     DETAIL="first authctl status: exit $RC in ${wall}s; is-active: $a; $info; first connection -> READY ${c2r}s (service start -> READY ${s2r}s); journal: $(journalctl -b -u biometricd.service -o cat --no-pager | grep -E '^(Starting|Started)' | tr '\n' ';')"
-    number "first connection -> READY (socket activation, TCG): ${c2r} s (service start -> READY ${s2r} s; first authctl status answered in ${wall} s)"
+    local k1 k2 key=""
+    k1=$(systemctl show -p InactiveExitTimestampMonotonic --value biometricd-key.service 2>/dev/null)
+    k2=$(systemctl show -p ExecMainExitTimestampMonotonic --value biometricd-key.service 2>/dev/null)
+    [ -n "$k1" ] && [ "${k1:-0}" -gt 0 ] && [ "${k2:-0}" -gt 0 ] && key=$(awk -v a="$k1" -v b="$k2" 'BEGIN { printf "%.2f", (b - a) / 1e6 }')
+    [ -n "$key" ] && DETAIL="$DETAIL; biometricd-key.service (seal/unseal, before the daemon) took ${key}s"
+    number "first connection -> READY (socket activation, TCG): ${c2r} s (service start -> READY ${s2r} s${key:+; biometricd-key.service ${key} s before it}; first authctl status answered in ${wall} s)"
     [ $RC = 0 ] && [ "$a" = active ] && grep -q 'Type=notify' <<< "$info" && grep -q 'SubState=running' <<< "$info" && [ "$ready" -gt 0 ]
 }
 check first-connection-starts-daemon c_first
