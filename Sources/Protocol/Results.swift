@@ -265,6 +265,7 @@ extension DaemonStatus: JSONValueConvertible {
         if let store {
             var s: [String: JSONValue] = ["state": .string(store.state)]
             if let key = store.key { s["key"] = .string(key) }
+            if let protection = store.protection { s["protection"] = .string(protection) }
             if let message = store.message { s["message"] = .string(message) }
             o["store"] = .object(s)
         }

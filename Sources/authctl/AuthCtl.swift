@@ -88,7 +88,7 @@ struct Status: ParsableCommand {
     func run() throws {
         let status: DaemonStatus = try options.connect().call(Method.daemonStatus)
         try options.output(status) {
-            var lines = ["biometricd \(status.version), up \(Int(status.uptimeS)) s, pid \(status.pid)\(status.privileged ? "" : " (unprivileged)")",
+            var lines = ["biometricd \(status.version), up \(Int(status.uptimeS)) s, pid \(status.pid)\(status.privileged || status.socketActivated ? "" : " (unprivileged)")",
                          "cameras: \(status.cameras.isEmpty ? "none" : status.cameras.joined(separator: ", "))",
                          "models: \(status.models.loaded.count) loaded" + (status.models.missing.isEmpty ? "" : ", missing \(status.models.missing.joined(separator: ", "))")
                             + (status.models.corrupt.isEmpty ? "" : ", CORRUPT \(status.models.corrupt.joined(separator: ", "))"),
