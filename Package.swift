@@ -144,7 +144,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "biometricd-face-bench",
-            dependencies: ["BiometricFace", "BiometricCore", "BiometricCamera", "CFaceVision", "CImaging", "COpenBLAS"],
+            dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFaceVision", "CImaging", "COpenBLAS"],
             path: "Sources/face-bench"
         ),
         .executableTarget(

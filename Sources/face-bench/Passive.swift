@@ -3,6 +3,7 @@
 // LFW stills; and the passive decision (PassiveLiveness) frame by frame, as a session makes it.
 import BiometricCore
 import BiometricFace
+import BiometricProtocol
 import Foundation
 
 func loadPassiveModels() -> FaceModels {
@@ -176,4 +177,76 @@ func runPassive() {
         print("detector: \(fmt((now() - t0) / 50 * 1000, 1)) ms per reading (both networks, one core)")
     }
     print("passive: \(fmt(now() - started, 1)) s")
+}
+
+// MARK: - Whole verify sessions (passive-sessions)
+
+/// How one verify session in `mode` over `frames` ended (the template: the frames' own first
+/// usable face, so the outcome is about liveness), and at what clip time from its first frame.
+func passiveSession(_ frames: [Frame], mode: LivenessMode, models: FaceModels) -> (outcome: String, seconds: Double?) {
+    let settings = FaceAuthenticationSettings(liveness: true, matchingThreshold: 0, qualityThreshold: 0, livenessThreshold: 50,
+                                              blinkTimeoutMs: 5000, timeoutMs: 30000, livenessMode: mode)
+    guard let start = frames.first?.timestampNs else { return ("no frames", nil) }
+    let tracker = FaceTracker()
+    tracker.measureBorders = true
+    var session: FaceVerification?
+    for frame in frames {
+        guard let o = try? models.withEngine({ try FacePipeline.analyze(frame, tracker: tracker, engine: $0) }) else { continue }
+        func embed() -> FaceTemplate? {
+            guard let l = o.landmarks else { return nil }
+            let image = ImageRef(pixels: UnsafePointer((frame.bgr ?? frame.grey).pointer), width: frame.width, height: frame.height,
+                                 channels: frame.bgr == nil ? 1 : 3)
+            return (try? models.withEngine { try $0.embed(image, landmarks: l) }).map { FaceTemplate(embedding: $0, quality: 80) }
+        }
+        if session == nil {
+            guard o.isUsable, let reference = embed() else { continue }
+            session = FaceVerification(settings, references: [reference], calibration: FaceCalibration.lfw, startedAt: start)
+        }
+        var step = session!.observe(o, at: frame.timestampNs)
+        if case .needTemplate = step, let probe = embed() { step = session!.judged(probe) }
+        let t = Double(frame.timestampNs - start) / 1e9
+        switch step {
+        case .decided(let outcome, _): return (outcome.liveness == .live ? "live" : "not live", t)
+        case .failed(.spoof(let cue, _)):
+            let name = switch cue {
+            case .detector: "detector"
+            case .stillFrames: "still_frames"
+            case .border: "border"
+            case .recapture: "recapture"
+            case .challenge: "challenge"
+            }
+            return ("spoof:" + name, t)
+        case .failed(let f): return ("\(f)".prefix(while: { $0 != "(" }).description, t)
+        default: continue
+        }
+    }
+    return ("undecided", nil)
+}
+
+/// Verify sessions started every 0.5 s of each clip (each given 3 s of frames), per material:
+/// how many end live or refused, by which cue, and when.
+func runPassiveSessions() {
+    let models = loadPassiveModels()
+    let mode: LivenessMode = arguments.contains("--blink") ? .passiveBlink : .passive
+    print("| material | sessions | live | refused (cue: count) | other | time to decision p50 / max |")
+    print("|---|---|---|---|---|---|")
+    for clip in ["tran_live", "grid_face_blink_a", "tran_replay_screen"] {
+        let (frames, fps) = videoFrames(shared + "/video/\(clip)/video.mp4")
+        let variants: [(String, [Frame])] = [(clip, frames), (clip + " cropped 1.15x", tightCrops(frames, models: models)),
+                                             (clip + " grey", frames.map(greyFrame))]
+        for (label, material) in variants {
+            var live = 0, refused: [String: Int] = [:], other: [String: Int] = [:], times: [Double] = []
+            var offset = 0
+            let step = max(1, Int((fps / 2).rounded()))
+            repeat {
+                let window = Array(material[offset..<min(material.count, offset + Int(3 * fps))])
+                let (outcome, t) = passiveSession(window, mode: mode, models: models)
+                if let t { times.append(t) }
+                if outcome == "live" { live += 1 } else if outcome.hasPrefix("spoof:") { refused[String(outcome.dropFirst(6)), default: 0] += 1 } else { other[outcome, default: 0] += 1 }
+                offset += step
+            } while offset + Int(fps) <= material.count
+            let n = live + refused.values.reduce(0, +) + other.values.reduce(0, +)
+            print("| \(label) | \(n) | \(live) | \(refused.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")) | \(other.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")) | \(fmt(percentile(times, 0.5), 2)) / \(fmt(times.max() ?? .nan, 2)) s |")
+        }
+    }
 }

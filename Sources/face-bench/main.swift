@@ -15,6 +15,8 @@
 //              live and replayed clips and LFW stills: can a replay with no borders be told apart?
 //   passive    the passive detector (MiniFASNet) and frame noise on the clips (whole, cropped 1.15x to
 //              the face, grey), a looped still and LFW stills; when PassiveLiveness decides
+//   passive-sessions  whole verify sessions in passive mode (--blink: passive+blink) started every
+//              0.5 s of each clip, whole, cropped and grey: live, refused by which cue, and when
 // Run from the repository root after `swift build -c release`:  .build/release/biometricd-face-bench lfw
 import BiometricCamera
 import BiometricCore
@@ -783,6 +785,7 @@ switch arguments.first {
 case "challenge": runChallenge()
 case "recapture": runRecapture()
 case "passive": runPassive()
+case "passive-sessions": runPassiveSessions()
 case "poses": runPoses(arguments.count > 1 ? arguments[1] : "tran_live")
 case "blink": runBlink()
 case "spoof": runSpoof()
@@ -803,6 +806,6 @@ case "stages": runStages()
 case "memory": runMemory()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture | passive")
+    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture | passive | passive-sessions [--blink]")
     exit(2)
 }
