@@ -54,6 +54,28 @@ extern "C" {
 
 const char *cvis_last_error(void) { return cvis::last_error.c_str(); }
 
+cvis_status cvis_orient_plane(const uint8_t *src, int width, int height, int channels, int rotate, int mirror, uint8_t *dst) {
+    if (!src || !dst || width <= 0 || height <= 0 || width > 16384 || height > 16384 || (channels != 1 && channels != 3))
+        return fail(CVIS_ERR_ARGUMENT, "bad plane geometry");
+    if (rotate != 0 && rotate != 90 && rotate != 180 && rotate != 270) return fail(CVIS_ERR_ARGUMENT, "rotate must be 0, 90, 180 or 270");
+    return guarded([&]() -> cvis_status {
+        const int type = channels == 1 ? CV_8UC1 : CV_8UC3;
+        cv::Mat s(height, width, type, const_cast<uint8_t *>(src));
+        const bool quarter = rotate == 90 || rotate == 270;
+        cv::Mat d(quarter ? width : height, quarter ? height : width, type, dst);
+        switch (rotate) {
+        case 90: cv::rotate(s, d, cv::ROTATE_90_CLOCKWISE); break;
+        case 180: cv::rotate(s, d, cv::ROTATE_180); break;
+        case 270: cv::rotate(s, d, cv::ROTATE_90_COUNTERCLOCKWISE); break;
+        default:  // mirror only: the flip is the one pass
+            if (mirror) cv::flip(s, d, 1); else s.copyTo(d);
+            return CVIS_OK;
+        }
+        if (mirror) cv::flip(d, d, 1);
+        return CVIS_OK;
+    });
+}
+
 cvis_status cvis_convert_frame(uint32_t format, const uint8_t *src, size_t length, int width, int height, int stride,
                                uint8_t *grey, uint8_t *bgr) {
     if (!src || !grey || width <= 0 || height <= 0 || width > 16384 || height > 16384)

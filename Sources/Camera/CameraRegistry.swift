@@ -24,6 +24,8 @@ public final class CameraRegistry: Sendable {
     private let replays: [any CameraDevice]
     /// Explicit V4L2 paths; empty with auto-discovery.
     private let wantedV4L2: [String]
+    /// The orientation each explicit V4L2 spec gives (`?rotate=…&mirror=…`).
+    private let orientations: [String: CameraOrientation]
     private let autoDiscover: Bool
     private let logger: Logger
     private let rescanQueue = DispatchQueue(label: "biometricd.camera.rescan")
@@ -43,11 +45,13 @@ public final class CameraRegistry: Sendable {
         self.choices = choices
         var replays: [any CameraDevice] = []
         var wanted: [String] = []
+        var orientations: [String: CameraOrientation] = [:]
         for spec in specs {
             switch spec {
             case .replay:
                 replays.append(try ReplayDevice(spec: spec, id: "replay\(replays.count)"))
-            case .v4l2(let path):
+            case .v4l2(let path, let orientation):
+                orientations[path] = orientation
                 do {
                     _ = try V4L2Device(path: path)
                 } catch .notFound {
@@ -58,6 +62,7 @@ public final class CameraRegistry: Sendable {
         }
         self.replays = replays
         self.wantedV4L2 = wanted
+        self.orientations = orientations
         self.autoDiscover = specs.isEmpty
         let found = scan()
         state.withLock { $0.devices = replays + found }
@@ -70,6 +75,7 @@ public final class CameraRegistry: Sendable {
         self.choices = choices
         self.replays = devices
         self.wantedV4L2 = []
+        self.orientations = [:]
         self.autoDiscover = false
         state.withLock { $0.devices = devices }
     }
@@ -79,6 +85,7 @@ public final class CameraRegistry: Sendable {
         return found.map { d in
             var d = d
             d.emitters = emitters
+            if let o = orientations[d.spec.path] { d.spec = .v4l2(path: d.spec.path, orientation: o) }
             return d
         }
     }

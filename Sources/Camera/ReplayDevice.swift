@@ -23,7 +23,7 @@ public struct ReplayDevice: CameraDevice {
     let images: [String]?
 
     public init(spec: CameraSpec, id: String) throws(CameraError) {
-        guard case .replay(let path, let fps, let loop) = spec else {
+        guard case .replay(let path, let fps, let loop, _) = spec else {
             throw .invalidSpec(spec.description, reason: "not a replay spec")
         }
         var isDir: ObjCBool = false
@@ -75,7 +75,8 @@ public struct ReplayDevice: CameraDevice {
     }
 
     public func open(_ request: CaptureRequest) throws(CameraError) -> FrameSource {
-        try ReplayStream(device: self)
+        let stream = try ReplayStream(device: self)
+        return spec.orientation.isUpright ? stream : OrientedSource(stream, spec.orientation)
     }
 }
 

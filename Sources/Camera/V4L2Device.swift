@@ -34,7 +34,8 @@ private func cString<T>(_ tuple: T) -> String {
 /// A V4L2 video-capture node, driven through libv4l2 with mmap streaming.
 public struct V4L2Device: CameraDevice {
     public let id: String
-    public let spec: CameraSpec
+    /// `.v4l2(path:orientation:)`; the registry sets the orientation a configured spec gives.
+    public var spec: CameraSpec
     public let description: CameraDescription
     /// The resolved device node (e.g. /dev/video0), even when the spec names a by-id link.
     public let node: String
@@ -164,7 +165,8 @@ public struct V4L2Device: CameraDevice {
         guard let mode = Self.chooseMode(description.formats, request) else {
             throw .openFailed(id, reason: "offers no pixel format we can convert (have: \(Set(description.formats.map(\.fourcc)).sorted().joined(separator: ", ")))")
         }
-        return try V4L2Stream(device: self, mode: mode)
+        let stream = try V4L2Stream(device: self, mode: mode)
+        return spec.orientation.isUpright ? stream : OrientedSource(stream, spec.orientation)
     }
 }
 

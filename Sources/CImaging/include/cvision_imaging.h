@@ -44,6 +44,11 @@ typedef struct {
 cvis_status cvis_convert_frame(uint32_t fourcc, const uint8_t *src, size_t length, int width, int height,
                                int stride, uint8_t *grey, uint8_t *bgr);
 
+/// Turns a camera mounted rotated or mirrored upright: one cv::rotate of a width x height plane of
+/// `channels` (1 or 3) 8-bit channels into `dst` (height x width for 90/270), then, with `mirror`,
+/// a left-right flip in place. `rotate` is 0, 90, 180 or 270 degrees clockwise.
+cvis_status cvis_orient_plane(const uint8_t *src, int width, int height, int channels, int rotate, int mirror, uint8_t *dst);
+
 // MARK: Still images and video files
 
 typedef struct cvis_image cvis_image;
