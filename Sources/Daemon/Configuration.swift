@@ -24,6 +24,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Per-camera finger distance optics (camera id or device path → calibration); cameras not
     /// listed use a 70° field of view (Docs/finger-camera.md).
     public var fingerOptics: [String: DistanceCalibration] = [:]
+    /// The camera of each modality when a call names none (`face_camera=`, `finger_camera=`:
+    /// `ir`, `rgb`, or a camera id, path or spec). Absent: face prefers an IR node, finger a
+    /// colour one (CameraRoles.swift); a call's `camera` still overrides.
+    public var cameraChoices: [CameraPurpose: CameraChoice] = [:]
     /// Threads of the frame-analysis pool.
     public var analysisThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// The modalities this machine uses [face, finger]. A modality left out loads nothing (the
@@ -60,7 +64,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The keys of the config file, each with its check. `camera` and `models` may repeat.
     public static let keys = ["socket", "state_dir", "models", "camera", "log_level", "admin_group", "login_group",
-                              "analysis_threads", "finger_optics", "lockout_failures", "lockout_seconds", "lockout_pin_failures",
+                              "analysis_threads", "finger_optics", "face_camera", "finger_camera", "lockout_failures", "lockout_seconds", "lockout_pin_failures",
                               "pin_max_retries", "pin_min_length", "pin_max_length", "test_hold_replies_ms",
                               "test_challenge_sequence", "modalities",
                               "max_connections_per_user", "max_connections_admin", "max_calls_per_connection",
@@ -125,6 +129,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "finger_optics":
             let (camera, optics) = try Self.parseFingerOptics(value)
             fingerOptics[camera] = optics
+        case "face_camera", "finger_camera":
+            guard !value.isEmpty, value.utf8.count <= 4096, !value.contains("\0") else {
+                throw ConfigError(key: key, message: "must be ir, rgb, or a camera id, path or spec; got '\(value)'")
+            }
+            cameraChoices[key == "face_camera" ? .face : .finger] = CameraChoice(parsing: value)
         case "lockout_failures": lockout.failuresToLock = try integer(0...1000, "0 disables the timed lock")
         case "lockout_seconds": lockout.lockSeconds = try integer(1...86400, "")
         case "lockout_pin_failures": lockout.failuresToRequirePIN = try integer(0...10000, "0 disables the lock until PIN")

@@ -1,4 +1,6 @@
+import BiometricCamera
 import BiometricClient
+import BiometricDaemon
 import BiometricProtocol
 import Foundation
 import XCTest
@@ -38,5 +40,22 @@ final class CameraRoleListTests: XCTestCase {
         XCTAssertEqual(camera["ir"], false)
         XCTAssertNil(camera["sibling"], "no sibling: the field is absent")
         XCTAssertEqual(camera["id"], "replay0")
+    }
+}
+
+/// face_camera= / finger_camera= as the config file gives them.
+final class CameraChoiceConfigTests: XCTestCase {
+    func testRolesAndNamesAreParsedPerModality() throws {
+        var c = DaemonConfiguration()
+        try c.apply(key: "face_camera", value: "IR", appendLists: false)
+        try c.apply(key: "finger_camera", value: "/dev/v4l/by-id/usb-Logitech-video-index0", appendLists: false)
+        XCTAssertEqual(c.cameraChoices[.face], .infrared)
+        XCTAssertEqual(c.cameraChoices[.finger], .named("/dev/v4l/by-id/usb-Logitech-video-index0"))
+        try c.apply(key: "finger_camera", value: "rgb", appendLists: false)
+        XCTAssertEqual(c.cameraChoices[.finger], .colour)
+        XCTAssertThrowsError(try c.apply(key: "face_camera", value: "", appendLists: false)) { error in
+            XCTAssertTrue((error as? ConfigError)?.description.contains("face_camera") ?? false, "\(error)")
+        }
+        XCTAssertTrue(DaemonConfiguration.keys.contains("face_camera") && DaemonConfiguration.keys.contains("finger_camera"))
     }
 }

@@ -18,12 +18,14 @@ final class CameraSessions: Sendable {
 
     /// Runs `body` as a camera session: holds the lease, counts the session, always stops capture.
     /// `admit` sees the leased camera's id before capture starts, and may refuse (a camera locked
-    /// for 1:N).
+    /// for 1:N). With no `camera` named, `purpose` picks the modality's camera (face: an IR node
+    /// first; finger: a colour one; or `face_camera=` / `finger_camera=`); `camera` overrides it.
     func withSession<T: Sendable>(
-        _ camera: String?, request: CaptureRequest = CaptureRequest(), admit: (@Sendable (String) throws -> Void)? = nil,
+        _ camera: String?, purpose: CameraPurpose? = nil, request: CaptureRequest = CaptureRequest(),
+        admit: (@Sendable (String) throws -> Void)? = nil,
         _ body: (CaptureSession, CameraLease) async throws -> T
     ) async throws -> T {
-        let lease = try cameras.acquire(camera)
+        let lease = try cameras.acquire(camera, for: purpose)
         defer { lease.release() }
         try admit?(lease.device.id)
         active.add(1, ordering: .relaxed)
@@ -46,11 +48,11 @@ final class CameraSessions: Sendable {
     /// Runs `pump` on a leased, capturing camera. The call fails with `timeout` at `limitMs`
     /// plus a margin (a hung analysis), or at once with the camera's error if it is lost.
     func run<T: Sendable>(
-        _ camera: String?, request: CaptureRequest = CaptureRequest(), limitMs: Int, what: String,
+        _ camera: String?, purpose: CameraPurpose? = nil, request: CaptureRequest = CaptureRequest(), limitMs: Int, what: String,
         admit: (@Sendable (String) throws -> Void)? = nil,
         _ pump: @escaping @Sendable (CaptureSession, CameraLease) async throws -> T
     ) async throws -> T {
-        try await withSession(camera, request: request, admit: admit) { capture, lease in
+        try await withSession(camera, purpose: purpose, request: request, admit: admit) { capture, lease in
             try await withDeadline(milliseconds: limitMs + 3000, what, watching: capture) { try await pump(capture, lease) }
         }
     }

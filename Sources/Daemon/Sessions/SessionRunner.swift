@@ -15,7 +15,7 @@ extension CameraSessions {
         admit: (@Sendable (String) throws -> Void)? = nil,
         judge: @escaping @Sendable (FaceTemplate) async throws -> S.Judgement
     ) async throws -> S.Outcome {
-        try await run(camera, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, _ in
+        try await run(camera, purpose: .face, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, _ in
             var session = session
             var events = ProgressEvents(context: context)
             let tracker = FaceTracker()
@@ -54,7 +54,7 @@ extension CameraSessions {
         admit: (@Sendable (String) throws -> Void)? = nil,
         judge: @escaping @Sendable ([CapturedPrint]) async throws -> S.Judgement
     ) async throws -> S.Outcome {
-        try await run(camera, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, lease in
+        try await run(camera, purpose: .finger, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, lease in
             var session = session
             var options = session.spec.options
             options.distance = finger.optics(for: lease.device)
