@@ -63,12 +63,15 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # ---- 1. the base image (cached) ---------------------------------------------------------------
-# Debian 12 minbase plus what the test needs, plus the packages biometricd's Depends name (so the
+# Debian 12 minbase plus what the test needs, plus the packages biometricd's Depends and Recommends
+# name (so the
 # per-run `apt-get install ./*.deb` resolves against installed packages instead of unpacking ~380
 # of them each time; scripts/check-package.sh does that full resolution from a bare minbase).
 PKGS=(systemd systemd-sysv udev dbus linux-image-amd64 initramfs-tools kmod pamtester python3 v4l-utils
       procps sqlite3 util-linux login passwd e2fsprogs)
-DEPS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' | grep -v '^$' | sort -u | paste -sd' ')
+# (Depends and Recommends: apt installs recommends by default; our own packages left out.)
+DEPS=$({ dpkg-deb -f "$DEB" Depends; echo ,; dpkg-deb -f "$DEB" Recommends; } | tr ',' '\n' \
+    | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' | grep -v '^$' | grep -v '^biometricd' | sort -u | paste -sd' ')
 KEY=$(printf '%s\n' "$SCRIPT_VERSION" "${PKGS[*]}" "$DEPS" | sha256sum | cut -c1-16)
 BASE=$CACHE/system-base-$KEY.tar
 mkdir -p "$CACHE/apt-archives/partial"
@@ -117,7 +120,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 cd /tmp/debs
 t=$(date +%s)
-apt-get install -y --no-install-recommends -o Dpkg::Use-Pty=false -o APT::Sandbox::User=root \
+apt-get install -y -o Dpkg::Use-Pty=false -o APT::Sandbox::User=root \
     ./biometricd_*_amd64.deb ./biometricd-models_*_all.deb > install.log 2>&1 || { tail -30 install.log; exit 1; }
 echo "apt-get install: $(grep -c '^Unpacking' install.log) packages unpacked in $(( $(date +%s) - t )) s"
 grep -E '^(Need to get|After this operation|[0-9]+ upgraded)' install.log || true
