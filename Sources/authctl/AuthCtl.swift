@@ -137,7 +137,8 @@ struct Cameras: ParsableCommand {
             return cameras.map { c in
                 let modes = Dictionary(grouping: c.formats, by: \.fourcc).sorted { $0.key < $1.key }
                     .map { "\($0.key) " + $0.value.map { "\($0.width)x\($0.height)@\(Int($0.fps))" }.joined(separator: " ") }
-                return "\(c.id)\(c.busy ? " [busy]" : "")\(c.ir ? " [IR]" : "")  \(c.name)\n  path \(c.path), driver \(c.driver), bus \(c.bus)\n  " + modes.joined(separator: "\n  ")
+                let physical = (c.device.map { ", device \($0)" } ?? "") + (c.sibling.map { ", \(c.ir ? "RGB" : "IR") sibling \($0)" } ?? "")
+                return "\(c.id)\(c.busy ? " [busy]" : "")\(c.ir ? " [IR]" : "")\(c.virtual == true ? " [virtual]" : "")  \(c.name)\n  path \(c.path), driver \(c.driver), bus \(c.bus)\(physical)\n  " + modes.joined(separator: "\n  ")
             }.joined(separator: "\n")
         }
         guard watch else { return }
