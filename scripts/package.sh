@@ -233,6 +233,8 @@ grep -qx 'ExecStart=/usr/libexec/biometricd/biometricd-password.*' systemd/biome
 install -D -m 0644 systemd/biometricd.sysusers "$ROOT/usr/lib/sysusers.d/biometricd.conf"
 install -D -m 0644 systemd/biometricd.tmpfiles "$ROOT/usr/lib/tmpfiles.d/biometricd.conf"
 install -D -m 0644 udev/70-biometricd.rules "$ROOT/usr/lib/udev/rules.d/70-biometricd.rules"
+# The IR emitter table (Docs/ir-emitters.md); administrators add entries in /etc/biometricd/ir-emitters.d.
+install -D -m 0644 share/ir-emitters.conf "$ROOT/usr/share/biometricd/ir-emitters.conf"
 install -D -m 0644 "$CONF" "$ROOT/etc/biometricd/biometricd.conf"
 install -D -m 0644 debian/pam-configs-biometricd "$ROOT/usr/share/pam-configs/biometricd"
 install -D -m 0644 Sources/PAM/biometricd-enroll.pam "$ROOT/etc/pam.d/biometricd-enroll"

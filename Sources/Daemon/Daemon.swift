@@ -54,7 +54,7 @@ public final class Daemon: Sendable {
         self.logger = logger
         policy = AccessPolicy(adminGroup: configuration.adminGroup, loginGroup: configuration.loginGroup)
         do {
-            cameras = try CameraRegistry(specs: configuration.cameras, logger: logger)
+            cameras = try CameraRegistry(specs: configuration.cameras, logger: logger, choices: configuration.cameraChoices)
         } catch {
             throw StartupError(description: "camera: \(error.description)")
         }
