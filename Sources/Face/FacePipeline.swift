@@ -71,8 +71,11 @@ public final class FaceTracker: @unchecked Sendable {
     var sinceDetection = 0
     public let redetectEvery: Int
     public var target: FaceQuality.PoseTarget = .front
-    /// Also measure the replay cue, the frame noise and the passive detector (liveness sessions).
+    /// Also measure the replay and re-capture cues (liveness sessions).
     public var measureBorders = false
+    /// Also measure the frame noise and run the passive detector (passive liveness sessions only:
+    /// the detector's ~5 ms on a track's first frames is not spent where nobody reads it).
+    public var measurePassive = false
     /// The previous frame's face patch and where it was sampled (FrameNoise).
     var noisePatch: [UInt8]?
     var noiseBox: FaceBox?
@@ -209,6 +212,8 @@ public final class FacePipeline: Sendable {
         if tracker.measureBorders {
             observation.borderMask = ReplayCue.borderSides(image, box: box)
             observation.recapture = RecaptureFeatures.measure(image, box: box)
+        }
+        if tracker.measurePassive {
             measurePassive(frame, image, box: box, observation: &observation, tracker: tracker, engine: engine)
         }
         return observation

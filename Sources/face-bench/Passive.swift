@@ -64,6 +64,7 @@ func passiveTrace(_ label: String, _ frames: [Frame], models: FaceModels) -> Pas
     var trace = PassiveTrace(label: label)
     let tracker = FaceTracker()
     tracker.measureBorders = true
+    tracker.measurePassive = true
     var passive = PassiveLiveness()
     let start = frames.first?.timestampNs ?? 0
     for (i, f) in frames.enumerated() {
@@ -189,6 +190,7 @@ func passiveSession(_ frames: [Frame], mode: LivenessMode, models: FaceModels) -
     guard let start = frames.first?.timestampNs else { return ("no frames", nil) }
     let tracker = FaceTracker()
     tracker.measureBorders = true
+    tracker.measurePassive = true
     var session: FaceVerification?
     for frame in frames {
         guard let o = try? models.withEngine({ try FacePipeline.analyze(frame, tracker: tracker, engine: $0) }) else { continue }

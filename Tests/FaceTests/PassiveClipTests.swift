@@ -85,6 +85,7 @@ final class PassiveClipTests: XCTestCase {
         var session: FaceVerification?
         let tracker = FaceTracker()
         tracker.measureBorders = true
+        tracker.measurePassive = mode.isPassive
         for frame in frames {
             let o = try models.withEngine { try FacePipeline.analyze(frame, tracker: tracker, engine: $0) }
             if reference == nil, o.isUsable {

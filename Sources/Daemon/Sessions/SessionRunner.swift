@@ -20,6 +20,7 @@ extension CameraSessions {
             var events = ProgressEvents(context: context)
             let tracker = FaceTracker()
             tracker.measureBorders = session.measuresBorders
+            tracker.measurePassive = session.measuresPassive
             while true {
                 let frame = try await capture.frames.next()
                 tracker.target = session.poseTarget

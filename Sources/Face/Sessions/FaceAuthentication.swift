@@ -2,7 +2,7 @@ import BiometricProtocol
 
 /// Settings of a verify or identify session (the caller applies SPEC defaults).
 public struct FaceAuthenticationSettings: Sendable {
-    /// Keep-still + blink (and the presentation-attack cues); false: image mode.
+    /// Liveness in `livenessMode` (and the presentation-attack cues); false: image mode.
     public var liveness: Bool
     public var matchingThreshold: Double
     public var qualityThreshold: Int

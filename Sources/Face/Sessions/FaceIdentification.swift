@@ -29,6 +29,7 @@ public struct FaceIdentification: FaceSession {
 
     public var poseTarget: FaceQuality.PoseTarget { .front }
     public var measuresBorders: Bool { core.settings.liveness }
+    public var measuresPassive: Bool { core.settings.liveness && core.settings.livenessMode.isPassive }
     public var embeddingViews: EmbeddingViews { .mirrored }
     public var timeLimitMs: Int { core.settings.timeoutMs }
 

@@ -14,6 +14,8 @@ public protocol FaceSession: Sendable {
     var poseTarget: FaceQuality.PoseTarget { get }
     /// Whether frames need the replay-cue measurements (liveness sessions).
     var measuresBorders: Bool { get }
+    /// Whether frames need the frame noise and the passive detector (passive liveness sessions).
+    var measuresPassive: Bool { get }
     /// How many views an embedding averages (enrolment: jittered).
     var embeddingViews: EmbeddingViews { get }
     /// The session's own time limit in ms (countdown included); the runner adds a margin for a hung analysis.
@@ -25,6 +27,10 @@ public protocol FaceSession: Sendable {
     mutating func judged(_ judgement: Judgement) -> FaceStep<Outcome>
     /// Whether the session has run out of time at `now` (the runner asks after each `.progress`).
     func expired(now: UInt64) -> FaceFailure?
+}
+
+extension FaceSession {
+    public var measuresPassive: Bool { false }
 }
 
 /// What a face session asks for after a frame.
