@@ -65,6 +65,8 @@ uint64_t triangleKey(const Point *p, const std::array<int, 3> &order, const std:
     return key;
 }
 
+constexpr int kCodeQuality = 30, kCodeMinimum = 12;
+
 void setBit(uint64_t *code, uint64_t key) {
     const uint64_t bit = mix(key) & (kBits - 1);
     code[bit / 64] |= uint64_t(1) << (bit % 64);
@@ -72,9 +74,18 @@ void setBit(uint64_t *code, uint64_t key) {
 
 void makeCode(const cvis_minutia *minutiae, int count, uint64_t *code) {
     std::memset(code, 0, sizeof(uint64_t) * CVIS_PRINT_CODE_WORDS);
+    // Triplets are built from the clear minutiae only (quality ≥ kCodeQuality): since the
+    // extractor keeps minutiae down to coherence 0.20 (issue 26), the unclear ones (quality < 30
+    // means coherence < 0.28) change a minutia's nearest neighbours between impressions, and
+    // with them most of its triangles; the full matcher still sees them all. A print with fewer
+    // than kCodeMinimum clear minutiae uses all of them.
     std::vector<Point> p;
+    int clear = 0;
+    for (int i = 0; i < count; ++i) clear += minutiae[i].quality >= kCodeQuality;
+    const bool selective = clear >= kCodeMinimum;
     for (int i = 0; i < count; ++i)
-        if (std::isfinite(minutiae[i].x) && std::isfinite(minutiae[i].y) && std::isfinite(minutiae[i].angle))
+        if (std::isfinite(minutiae[i].x) && std::isfinite(minutiae[i].y) && std::isfinite(minutiae[i].angle) &&
+            (!selective || minutiae[i].quality >= kCodeQuality))
             p.push_back({minutiae[i].x, minutiae[i].y, minutiae[i].angle});
     const int n = int(p.size());
     // Each triangle once, whichever of its vertices found it: sorted vertex triples.
