@@ -28,19 +28,21 @@ struct Face: ParsableCommand {
     }
 
     struct Verify: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Verify a face (keep still, then blink). Exit 0 on match, 1 otherwise.")
+        static let configuration = CommandConfiguration(abstract: "Verify a face (look at the camera; liveness as the daemon's default, passive unless configured). Exit 0 on match, 1 otherwise.")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "User name (default: you).") var user: String = currentUser()
         @Option(help: "Camera id, path or spec.") var camera: String?
         @Flag(help: "Skip liveness (image mode).") var noLiveness = false
         @Flag(help: "Challenge-response liveness: follow random head moves (\"Turn your head left\"), and blink.") var challenge = false
+        @Option(help: "Liveness mode: passive (no action asked), blink, challenge or passive+blink (default: the daemon's face_liveness_mode).")
+        var liveness: LivenessMode?
         @Option(help: "Matching threshold (0-72; 48 = FAR 0.01%).") var threshold: Double?
         @Option(help: "Give up after this many ms.") var timeout: Int?
 
         func run() throws {
             let result: FaceVerifyResult = try options.live(Method.faceVerify, FaceVerifyParams(
                 user: user, camera: camera, mode: noLiveness ? .image : nil, matchingThreshold: threshold, timeoutMs: timeout,
-                livenessMode: challenge ? .challenge : nil))
+                livenessMode: challenge ? .challenge : liveness))
             try options.output(result) {
                 "\(result.match ? "match" : "no match") for \(user): score \(result.score) (threshold \(result.threshold)), liveness \(result.liveness), \(result.durationMs) ms"
             }
@@ -54,11 +56,13 @@ struct Face: ParsableCommand {
         @Option(help: "Camera id, path or spec.") var camera: String?
         @Flag(help: "Skip liveness (image mode).") var noLiveness = false
         @Flag(help: "Challenge-response liveness (random head moves, and a blink).") var challenge = false
+        @Option(help: "Liveness mode: passive, blink, challenge or passive+blink (default: the daemon's).") var liveness: LivenessMode?
         @Option(help: "Matching threshold (0-72).") var threshold: Double?
 
         func run() throws {
             let result: FaceIdentifyResult = try options.live(Method.faceIdentify, FaceIdentifyParams(
-                camera: camera, mode: noLiveness ? .image : nil, matchingThreshold: threshold, livenessMode: challenge ? .challenge : nil))
+                camera: camera, mode: noLiveness ? .image : nil, matchingThreshold: threshold,
+                livenessMode: challenge ? .challenge : liveness))
             try options.output(result) {
                 let who = result.user.map { "\($0) (score \(result.score))" } ?? "nobody recognised"
                 return who + (result.stepUpRequired ? " — step-up required: another user is too close" : "")

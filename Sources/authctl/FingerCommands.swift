@@ -148,6 +148,9 @@ extension Digit: ExpressibleByArgument {
     }
 }
 extension LivenessLevel: ExpressibleByArgument {}
+extension LivenessMode: ExpressibleByArgument {
+    public static var allValueStrings: [String] { wireNames }
+}
 extension ImageFormat: ExpressibleByArgument {
     public static var allValueStrings: [String] { ["png", "jpeg"] }
 }
