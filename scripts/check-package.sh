@@ -44,20 +44,7 @@ fi
 mkdir -p "$CACHE/apt-archives/partial"
 if [ ! -s "$TARBALL" ]; then
     # The host's bookworm entries, deb822 and one-line, and nothing else (no third-party repos).
-    sources=$CACHE/debian.sources
-    : > "$sources"
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] || continue
-        awk 'BEGIN { RS = ""; ORS = "\n\n" }
-             /(^|\n)Types:[^\n]*deb([ \t]|\n|$)/ && /(^|\n)Suites:[ \t]*bookworm([ \t]|-updates|-security|\n|$)/' "$f" >> "$sources"
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$f" ] || continue
-        grep -E '^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+[[:space:]]+bookworm(-updates|-security)?[[:space:]]' "$f" \
-            | awk '{ print } END { if (NR) print "" }' >> "$sources" || true
-    done
-    [ -s "$sources" ] || die "no bookworm entry in /etc/apt/sources.list or /etc/apt/sources.list.d"
-    if grep -q '^deb ' "$sources"; then mv "$sources" "$CACHE/debian.list"; sources=$CACHE/debian.list; fi
+    sources=$("$HERE/bookworm-sources.sh" "$CACHE" debian) || die "no bookworm entry in /etc/apt/sources.list or /etc/apt/sources.list.d"
     log "mmdebstrap: Debian 12 minbase -> $TARBALL (mirror: $(grep -v '^#' "$sources" | grep -ohE 'https?://[^ ]+' | sort -u | paste -sd' '))"
     rm -rf "$TARBALL.part"
     mmdebstrap --variant=minbase --format=tar --quiet bookworm "$TARBALL.part" "$sources"

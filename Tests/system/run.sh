@@ -76,20 +76,7 @@ KEY=$(printf '%s\n' "$SCRIPT_VERSION" "${PKGS[*]}" "$DEPS" | sha256sum | cut -c1
 BASE=$CACHE/system-base-$KEY.tar
 mkdir -p "$CACHE/apt-archives/partial"
 if [ ! -s "$BASE" ]; then
-    sources=$CACHE/system.sources
-    : > "$sources"
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] || continue
-        awk 'BEGIN { RS = ""; ORS = "\n\n" }
-             /(^|\n)Types:[^\n]*deb([ \t]|\n|$)/ && /(^|\n)Suites:[ \t]*bookworm([ \t]|-updates|-security|\n|$)/' "$f" >> "$sources"
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$f" ] || continue
-        grep -E '^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+[[:space:]]+bookworm(-updates|-security)?[[:space:]]' "$f" \
-            | awk '{ print } END { if (NR) print "" }' >> "$sources" || true
-    done
-    [ -s "$sources" ] || die "no bookworm entry in /etc/apt/sources.list or /etc/apt/sources.list.d"
-    if grep -q '^deb ' "$sources"; then mv "$sources" "$CACHE/system.list"; sources=$CACHE/system.list; fi
+    sources=$("$REPO/scripts/bookworm-sources.sh" "$CACHE" system) || die "no bookworm entry in /etc/apt/sources.list or /etc/apt/sources.list.d"
     say "mmdebstrap: Debian 12 minbase + ${PKGS[*]} + biometricd's dependencies -> $BASE"
     rm -f "$BASE.part"
     # apt's downloads are kept in $CACHE/apt-archives (shared with scripts/check-package.sh).
