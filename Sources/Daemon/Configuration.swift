@@ -46,6 +46,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// (auth.authenticate asks for none) [passive]. Without the anti-spoofing models a passive
     /// default falls back to blink (a call that names passive gets not_initialized).
     public var faceLivenessMode = LivenessMode.default
+    /// Which liveness sessions refuse a virtual capture device (v4l2loopback, vivid, replay):
+    /// `pam` (auth.authenticate, the login path), `yes` (every one) or `no` [pam]. A test
+    /// daemon's replay cameras stay allowed (`VirtualCameraRule`).
+    public var faceRefuseVirtual = VirtualCameraPolicy.default
     /// Per-uid shares: connections, calls, buffered input, queued expensive work (Limits/).
     public var shares = ShareRules()
     /// Templates and keys one user may store; admins are exempt.
@@ -71,7 +75,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
                               "max_calls_per_user", "max_buffered_bytes_per_user", "max_queued_per_user",
                               "max_face_templates_per_user", "max_finger_templates_per_user", "max_keys_per_user",
                               "max_image_pixels", "face_matching_threshold", "finger_matching_threshold",
-                              "face_liveness_mode"]
+                              "face_liveness_mode", "face_liveness_refuse_virtual"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -158,6 +162,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be one of \(LivenessMode.wireNames.joined(separator: ", ")); got '\(value)'")
             }
             faceLivenessMode = mode
+        case "face_liveness_refuse_virtual":
+            guard let policy = VirtualCameraPolicy(rawValue: value) else {
+                throw ConfigError(key: key, message: "must be one of \(VirtualCameraPolicy.wireNames.joined(separator: ", ")); got '\(value)'")
+            }
+            faceRefuseVirtual = policy
         case "max_image_pixels": maxImagePixels = try integer(65536...(64 << 20), "")
         case "test_hold_replies_ms": testHoldRepliesMs = try integer(0...60000, "test hook; refused by a production instance")
         case "test_challenge_sequence":

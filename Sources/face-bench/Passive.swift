@@ -216,6 +216,7 @@ func passiveSession(_ frames: [Frame], mode: LivenessMode, models: FaceModels) -
             case .border: "border"
             case .recapture: "recapture"
             case .challenge: "challenge"
+            case .virtualCamera: "virtual_camera"
             }
             return ("spoof:" + name, t)
         case .failed(let f): return ("\(f)".prefix(while: { $0 != "(" }).description, t)

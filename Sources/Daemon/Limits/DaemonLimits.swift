@@ -1,4 +1,5 @@
 import BiometricAuth
+import BiometricFace
 import BiometricProtocol
 import Logging
 
@@ -21,6 +22,9 @@ final class DaemonLimits: Sendable {
     /// The face liveness mode of a verify or identify that names none (PAM's, through
     /// auth.authenticate): biometricd.conf's `face_liveness_mode`.
     let faceLivenessMode: LivenessMode
+    /// Which liveness sessions refuse a virtual camera: `face_liveness_refuse_virtual`, with a
+    /// test daemon's replay cameras allowed.
+    let virtualCameras: VirtualCameraRule
 
     init(configuration: DaemonConfiguration, descriptorLimit: Int, logger: Logger) {
         var rules = configuration.shares
@@ -38,6 +42,7 @@ final class DaemonLimits: Sendable {
         quotas = configuration.quotas
         callers = configuration.callerLimits
         faceLivenessMode = configuration.faceLivenessMode
+        virtualCameras = VirtualCameraRule(policy: configuration.faceRefuseVirtual, testInstance: !configuration.isProductionInstance)
         maxImagePixels = configuration.maxImagePixels
     }
 }

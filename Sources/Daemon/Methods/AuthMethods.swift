@@ -222,7 +222,7 @@ struct AuthMethods: MethodGroup {
                     case .face:
                         let r = try await face.verify(FaceVerifyParams(user: user, camera: camera,
                                                                       mode: userPolicy.requireLiveness ? .liveness : .image,
-                                                                      timeoutMs: min(300_000, remainingMs)), context)
+                                                                      timeoutMs: min(300_000, remainingMs)), context, login: true)
                         return r.match ? .passed(score: r.score) : .failed(message: "the face did not match (score \(r.score))", score: r.score, retriesLeft: nil)
                     case .finger:
                         var capture = FingerCaptureSettings()

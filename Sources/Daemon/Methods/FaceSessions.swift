@@ -68,7 +68,21 @@ extension FaceMethods {
             livenessMode: mode, challenge: challengeMoves(p, mode: mode), challengeStepTimeoutMs: S.challengeStepTimeoutMs(p.challengeStepTimeoutMs))
     }
 
-    func verify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> FaceVerifyResult {
+    /// Refuses the leased camera when it is virtual and `face_liveness_refuse_virtual` says so
+    /// for this call (`VirtualCameraRule` decides); run as the session's `admit`, before capture.
+    func checkVirtualCamera(_ id: String, liveness: Bool, login: Bool) throws {
+        guard liveness, let device = sessions.cameras.devices.first(where: { $0.id == id }) else { return }
+        let camera = VirtualCameraRule.Camera(isVirtual: sessions.cameras.roles(of: device).isVirtual,
+                                              isReplay: device is ReplayDevice, driver: device.description.driver)
+        if case .refused(let driver) = limits.virtualCameras.decide(camera, liveness: liveness, login: login) {
+            logger.warning("face liveness refused camera \(id): virtual capture device (driver \(driver))")
+            throw SessionFailure.face(.spoof(.virtualCamera(driver: driver), livenessScore: 0))
+        }
+    }
+
+    /// `login`: called by auth.authenticate (PAM's path), where `face_liveness_refuse_virtual`
+    /// `pam` refuses virtual cameras.
+    func verify(_ p: FaceVerifyParams, _ context: CallContext, login: Bool = false) async throws -> FaceVerifyResult {
         let pipeline = try await face.pipeline()
         let references = try templates.faceTemplates(user: p.user)
         guard !references.isEmpty else {
@@ -81,7 +95,8 @@ extension FaceMethods {
         let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started)
         let outcome: FaceAuthenticationOutcome
         do {
-            outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture") { $0 }
+            outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
+                                                 admit: { [self] id in try checkVirtualCamera(id, liveness: settings.liveness, login: login) }) { $0 }
         } catch {
             auth.record(p.user, AttemptVerdict(error: error), modality: "face")
             throw error
@@ -113,7 +128,11 @@ extension FaceMethods {
         let outcome: FaceIdentification.Outcome
         do {
             outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
-                                                 admit: { id in leased.set(id); try auth.checkCamera(id) }) { probe in
+                                                 admit: { [self] id in
+                                                     leased.set(id)
+                                                     try auth.checkCamera(id)
+                                                     try checkVirtualCamera(id, liveness: settings.liveness, login: false)
+                                                 }) { probe in
                 // A store that cannot be read fails closed: no candidate.
                 ((try? gallery.rank(probe, exact: source, threads: threads)) ?? [])
                     .map { Candidate(user: $0.user, score: calibration.score($0.distance)) }

@@ -97,4 +97,7 @@ public enum SpoofCue: Sendable, Equatable {
     case detector(realProbability: Double)
     /// Consecutive frames were the same picture: a still image, not a live sensor.
     case stillFrames(medianDifference: Double)
+    /// The camera is a virtual capture device (no sensor behind it) and
+    /// `face_liveness_refuse_virtual` refuses it here (`VirtualCameraRule`).
+    case virtualCamera(driver: String)
 }
