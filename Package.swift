@@ -125,6 +125,16 @@ let package = Package(
             path: "Sources/Daemon"
         ),
         .target(name: "BiometricClient", dependencies: ["BiometricProtocol"], path: "Sources/Client"),
+        // The FIDO2 authenticator: CBOR, CTAPHID framing and CTAP2, pure logic behind protocol seams
+        // (user verification, PIN, credential store) so it is tested without a device or a daemon.
+        .target(
+            name: "BiometricFIDO",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Sources/FIDO"
+        ),
 
         // MARK: Executables
         .executableTarget(
@@ -182,6 +192,11 @@ let package = Package(
             path: "Tests/StoreTests"
         ),
         .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
+        .testTarget(
+            name: "FIDOTests",
+            dependencies: ["BiometricFIDO", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/FIDOTests"
+        ),
         .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CImaging"],
                     path: "Tests/FaceTests"),
         .testTarget(

@@ -1,0 +1,47 @@
+/// CTAP status codes (CTAP 2.1 §8.2 "Status codes"), the first byte of every CTAP2 response.
+public enum CTAPStatus: UInt8, Sendable, Error, Equatable {
+    case success = 0x00
+    case invalidCommand = 0x01
+    case invalidParameter = 0x02
+    case invalidLength = 0x03
+    case invalidSeq = 0x04
+    case timeout = 0x05
+    case channelBusy = 0x06
+    case lockRequired = 0x0a
+    case invalidChannel = 0x0b
+    case cborUnexpectedType = 0x11
+    case invalidCBOR = 0x12
+    case missingParameter = 0x14
+    case limitExceeded = 0x15
+    case credentialExcluded = 0x19
+    case processing = 0x21
+    case invalidCredential = 0x22
+    case userActionPending = 0x23
+    case operationPending = 0x24
+    case noOperations = 0x25
+    case unsupportedAlgorithm = 0x26
+    case operationDenied = 0x27
+    case keyStoreFull = 0x28
+    case unsupportedOption = 0x2b
+    case invalidOption = 0x2c
+    case keepaliveCancel = 0x2d
+    case noCredentials = 0x2e
+    case userActionTimeout = 0x2f
+    case notAllowed = 0x30
+    case pinInvalid = 0x31
+    case pinBlocked = 0x32
+    case pinAuthInvalid = 0x33
+    case pinAuthBlocked = 0x34
+    case pinNotSet = 0x35
+    case puatRequired = 0x36
+    case pinPolicyViolation = 0x37
+    case requestTooLarge = 0x39
+    case actionTimeout = 0x3a
+    case upRequired = 0x3b
+    case uvBlocked = 0x3c
+    case integrityFailure = 0x3d
+    case invalidSubcommand = 0x3e
+    case uvInvalid = 0x3f
+    case unauthorizedPermission = 0x40
+    case other = 0x7f
+}
