@@ -2,8 +2,9 @@
 # setup.sh [--system-models] [--no-build] [--install]
 #
 # Sets biometricd up on Debian 12: installs missing Debian packages, checks the Swift
-# toolchain, installs the sha256-checked models and builds the release binaries and the PAM
-# module. Idempotent: a second run installs and downloads nothing.
+# toolchain, installs the sha256-checked models and the PyPI package wsq (for the WSQ tests)
+# and builds the release binaries and the PAM module. Idempotent: a second run installs and
+# downloads nothing.
 #   --system-models  models into /usr/share/biometricd/models (default: ./models, git-ignored)
 #   --no-build       skip 'swift build -c release' and the PAM module
 #   --install        also install pam_biometricd.so into /lib/x86_64-linux-gnu/security
@@ -96,6 +97,20 @@ else
     MODELS=$REPO/models
     log "models -> $MODELS (git-ignored)"
     "$HERE/fetch-models.sh" "$MODELS"
+fi
+
+# --- test tools from PyPI -------------------------------------------------------------
+# The WSQ tests (Tests/FingerTests/WSQTests.swift) check the codec against NIST's NBIS through
+# the PyPI package wsq (a Pillow plugin wrapping NBIS; pip builds it with gcc and libpython3-dev
+# from above). Per user (--user); --break-system-packages because Debian 12's python3 is
+# "externally managed" and has no wsq package.
+WSQ_PYPI="wsq==0.9"
+if python3 -c 'import wsq' >/dev/null 2>&1; then
+    log "PyPI $WSQ_PYPI (NBIS WSQ, for the tests): present"
+else
+    log "installing PyPI $WSQ_PYPI (NBIS WSQ, for the tests)"
+    python3 -m pip install --user --disable-pip-version-check --break-system-packages "$WSQ_PYPI" \
+        || die "pip could not install $WSQ_PYPI (the WSQ tests need it)"
 fi
 
 # --- build ---------------------------------------------------------------------------

@@ -21,6 +21,8 @@ public enum FingerprintError: Error, Equatable, Sendable, CustomStringConvertibl
     case invalidImage(FingerprintImage.Invalid)
     /// OpenCV failed or memory ran out: a bug or an exhausted machine, not the user's capture.
     case internalError(String)
+    /// WSQ bytes that do not decode (truncated, oversized, bad markers or tables).
+    case wsq(WSQ.Error)
 
     /// The capture is at fault (the daemon answers bad_capture 4001): try again with a better print.
     public var isUnusablePrint: Bool {
@@ -32,6 +34,7 @@ public enum FingerprintError: Error, Equatable, Sendable, CustomStringConvertibl
 
     public var description: String {
         switch self {
+        case .wsq(let e): "\(e)"
         case .noRidges(let f): "no usable ridges (print area \(Int(f * 100)) % of the image)"
         case .tooFewMinutiae(let found, let required): "only \(found) reliable minutiae found (at least \(required) needed to match reliably)"
         case .emptyImage: "the image is empty"
@@ -143,6 +146,7 @@ public struct FingerprintExtractor: Sendable {
     /// at `ppi`. Ridges must be dark, as on every contact sensor.
     public static func decodeImage(_ bytes: [UInt8], ppi: Int = 500) throws(FingerprintError) -> FingerprintImage {
         guard !bytes.isEmpty else { throw .emptyImage }
+        if WSQ.looksLikeWSQ(bytes) { return try FingerprintImage(wsq: bytes, ppi: ppi) }
         guard ImageFormat(sniffing: bytes) != nil else { throw .unsupportedFormat }
         var status = CVIS_OK
         let decoded = bytes.withUnsafeBufferPointer { cvis_image_decode($0.baseAddress, $0.count, Int64(maxPixels), &status) }
