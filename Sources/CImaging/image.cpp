@@ -362,6 +362,28 @@ cvis_status cvis_encode_jpeg(const uint8_t *pixels, int width, int height, int c
     });
 }
 
+cvis_status cvis_encode_jpeg_scaled(const uint8_t *pixels, int width, int height, int channels, int dst_width,
+                                    int dst_height, int quality, uint8_t **out, size_t *out_length) {
+    if (!pixels || !out || !out_length || width <= 0 || height <= 0 || (channels != 1 && channels != 3) ||
+        dst_width <= 0 || dst_height <= 0 || dst_width > width || dst_height > height || quality < 1 || quality > 100)
+        return fail(CVIS_ERR_ARGUMENT, "bad image or size for a JPEG preview");
+    return guarded([&]() -> cvis_status {
+        cv::Mat m(height, width, channels == 1 ? CV_8UC1 : CV_8UC3, const_cast<uint8_t *>(pixels));
+        cv::Mat small;
+        if (dst_width == width && dst_height == height) small = m;
+        else cv::resize(m, small, cv::Size(dst_width, dst_height), 0, 0, cv::INTER_AREA);
+        std::vector<uint8_t> buffer;
+        if (!cv::imencode(".jpg", small, buffer, {cv::IMWRITE_JPEG_QUALITY, quality}))
+            return fail(CVIS_ERR_INTERNAL, "JPEG encoding failed");
+        auto *copy = static_cast<uint8_t *>(std::malloc(buffer.size()));
+        if (!copy) return fail(CVIS_ERR_INTERNAL, "out of memory");
+        std::memcpy(copy, buffer.data(), buffer.size());
+        *out = copy;
+        *out_length = buffer.size();
+        return CVIS_OK;
+    });
+}
+
 void cvis_free(void *pointer) { std::free(pointer); }
 
 } // extern "C"

@@ -55,20 +55,22 @@ public final class ProgressRenderer {
         return code.replacingOccurrences(of: "_", with: " ")
     }
 
-    /// The line to show for one event.
+    /// The line to show for one event: words for every kind of SPEC §5 (`EventKind`), and for a
+    /// kind or value from a newer daemon, its common fields read as sent.
     public static func describe(_ event: JSONValue) -> String {
         let type = event["type"]?.stringValue ?? "event"
-        switch type {
-        case "face.frame":
+        guard let kind = EventKind(rawValue: type) else { return describeUntyped(event, type: type) }
+        switch kind {
+        case .faceFrame:
             if let frame = try? event.decode(FaceFrameEvent.self) { return describe(frame) }
-        case "finger.frame":
+        case .fingerFrame:
             if let frame = try? event.decode(FingerFrameEvent.self) { return describe(frame) }
-        case "camera.added", "camera.removed":
+        case .authFactor:
+            if let factor = try? event.decode(AuthFactorEvent.self) { return describe(factor) }
+        case .cameraAdded, .cameraRemoved:
             if let change = try? event.decode(CameraChangeEvent.self) {
-                return "\(change.change == .added ? "+" : "-") \(change.camera.id) \(change.camera.name)"
+                return "\(change.change == .added ? "Camera added" : "Camera removed"): \(change.camera.id) \(change.camera.name)"
             }
-        default:
-            break
         }
         return describeUntyped(event, type: type)
     }
@@ -78,8 +80,21 @@ public final class ProgressRenderer {
         if let countdown = frame.countdownS, countdown > 0 { parts.append("Starting in \(countdown)…") }
         if let action = frame.livenessAction { parts.append(guidance(action)) }
         parts.append(contentsOf: frame.feedback.map(guidance))
+        switch frame.extraction {
+        case .extracting?: parts.append("Reading the face…")
+        case .failed?: parts.append("The face could not be read")
+        case .success?, nil: break
+        }
+        if parts.isEmpty {
+            // Nothing asked of the person (no liveness step, no feedback): say what the camera sees.
+            parts.append(frame.box == nil ? "Looking for a face…" : "Face found (quality \(frame.quality))")
+        }
         if frame.framesNeeded > 0 { parts.append("\(frame.framesCaptured)/\(frame.framesNeeded)") }
-        return parts.isEmpty ? "face.frame" : parts.joined(separator: " · ")
+        return parts.joined(separator: " · ")
+    }
+
+    public static func describe(_ factor: AuthFactorEvent) -> String {
+        factor.of > 1 ? "Step \(factor.index + 1) of \(factor.of): \(factor.name)" : factor.name
     }
 
     public static func describe(_ frame: FingerFrameEvent) -> String {
@@ -105,10 +120,23 @@ public final class ProgressRenderer {
         if let captured = event["frames_captured"]?.intValue, let needed = event["frames_needed"]?.intValue, needed > 0 {
             parts.append("\(captured)/\(needed)")
         }
-        return parts.isEmpty ? type : parts.joined(separator: " · ")
+        // A kind this client does not know at all: its name as words ("auth.done" → "auth done").
+        return parts.isEmpty ? type.replacingOccurrences(of: ".", with: " ").replacingOccurrences(of: "_", with: " ")
+            : parts.joined(separator: " · ")
     }
 
+    /// Where the latest preview image goes (`--preview FILE`), when the session has a preview on.
+    public var previewFile: PreviewFile?
+    private var previewFailed = false
+
     public func render(_ event: JSONValue) {
+        if let previewFile, let image = event["preview"]?["jpeg"]?.stringValue, let jpeg = Data(base64Encoded: image) {
+            do { try previewFile.write(jpeg) } catch {
+                // Said once: the session goes on without its preview file.
+                if !previewFailed { FileHandle.standardError.write(Data("authctl: preview: \(error)\n".utf8)) }
+                previewFailed = true
+            }
+        }
         if json {
             if let data = try? JSONCoding.encoder.encode(event) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))

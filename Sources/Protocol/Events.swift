@@ -14,8 +14,37 @@ extension EventPayload {
     }
 }
 
+/// A progress event about one camera frame (face.frame, finger.frame): it carries that frame's
+/// size (SPEC §5 `frame_width`, `frame_height`), and the preview while the session has one on.
+public protocol FrameProgressEvent: EventPayload {
+    var frameWidth: Int? { get set }
+    var frameHeight: Int? { get set }
+    var preview: FramePreview? { get set }
+}
+
+extension FrameProgressEvent {
+    /// The frame size, both members or none.
+    public var frame: FrameSize? {
+        get { frameWidth.flatMap { w in frameHeight.map { FrameSize(width: w, height: $0) } } }
+        set {
+            frameWidth = newValue?.width
+            frameHeight = newValue?.height
+        }
+    }
+}
+
+/// Every event type the daemon sends (SPEC §5). Clients switch over it exhaustively (the
+/// terminal renderer gives each one words), so a new kind cannot ship without them.
+public enum EventKind: String, CaseIterable, Sendable {
+    case faceFrame = "face.frame"
+    case fingerFrame = "finger.frame"
+    case authFactor = "auth.factor"
+    case cameraAdded = "camera.added"
+    case cameraRemoved = "camera.removed"
+}
+
 /// face.frame: what one frame showed, and what the person is asked to do.
-public struct FaceFrameEvent: EventPayload, Equatable {
+public struct FaceFrameEvent: FrameProgressEvent, Equatable {
     public var eventType: String { "face.frame" }
     public var box: PixelRect?
     /// Degrees, one decimal.
@@ -35,9 +64,17 @@ public struct FaceFrameEvent: EventPayload, Equatable {
     public var framesNeeded: Int
     /// Present only when more than one face is in view.
     public var faces: Int?
+    /// The analysed frame's size, in the pixels the boxes are measured in (set by the daemon's
+    /// frame pump on every event).
+    public var frameWidth: Int?
+    public var frameHeight: Int?
+    /// Present while the session's preview is on, at its rate.
+    public var preview: FramePreview?
 
     enum CodingKeys: String, CodingKey {
-        case box, yaw, pitch, roll, quality, brightness, sharpness, feedback, extraction, faces
+        case box, yaw, pitch, roll, quality, brightness, sharpness, feedback, extraction, faces, preview
+        case frameWidth = "frame_width"
+        case frameHeight = "frame_height"
         case livenessAction = "liveness_action"
         case livenessScore = "liveness_score"
         case countdownS = "countdown_s"
@@ -81,12 +118,17 @@ public struct FaceFrameEvent: EventPayload, Equatable {
             "frames_needed": .int(Int64(framesNeeded)),
         ]
         if let faces { f["faces"] = .int(Int64(faces)) }
+        if let frameWidth, let frameHeight {
+            f["frame_width"] = .int(Int64(frameWidth))
+            f["frame_height"] = .int(Int64(frameHeight))
+        }
+        if let preview { f["preview"] = preview.json }
         return f
     }
 }
 
 /// finger.frame: the fingertips found, the hand's distance and what to do about it.
-public struct FingerFrameEvent: EventPayload, Equatable {
+public struct FingerFrameEvent: FrameProgressEvent, Equatable {
     public var eventType: String { "finger.frame" }
 
     public struct Finger: Codable, Sendable, Equatable {
@@ -113,9 +155,17 @@ public struct FingerFrameEvent: EventPayload, Equatable {
     public var feedback: Feedback
     public var framesCaptured: Int
     public var framesNeeded: Int
+    /// The analysed frame's size, in the pixels the boxes are measured in (set by the daemon's
+    /// frame pump on every event).
+    public var frameWidth: Int?
+    public var frameHeight: Int?
+    /// Present while the session's preview is on, at its rate.
+    public var preview: FramePreview?
 
     enum CodingKeys: String, CodingKey {
-        case fingers, distance, feedback
+        case fingers, distance, feedback, preview
+        case frameWidth = "frame_width"
+        case frameHeight = "frame_height"
         case distanceRange = "distance_range"
         case framesCaptured = "frames_captured"
         case framesNeeded = "frames_needed"
@@ -133,7 +183,7 @@ public struct FingerFrameEvent: EventPayload, Equatable {
 
     public var fields: [String: JSONValue] {
         let r = distanceRange
-        return [
+        var f: [String: JSONValue] = [
             "fingers": .array(fingers.map { f in
                 .object(["position": .string(f.position), "box": f.box.json, "angle": .double(f.angle),
                          "quality": .string(f.quality.rawValue)])
@@ -145,6 +195,12 @@ public struct FingerFrameEvent: EventPayload, Equatable {
             "frames_captured": .int(Int64(framesCaptured)),
             "frames_needed": .int(Int64(framesNeeded)),
         ]
+        if let frameWidth, let frameHeight {
+            f["frame_width"] = .int(Int64(frameWidth))
+            f["frame_height"] = .int(Int64(frameHeight))
+        }
+        if let preview { f["preview"] = preview.json }
+        return f
     }
 }
 

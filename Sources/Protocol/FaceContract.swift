@@ -15,7 +15,7 @@ extension Method {
 }
 
 public struct FaceEnrollParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "camera", "mode", "frames", "countdown_s", "quality_threshold", "timeout_ms"]
+    public static let fields: Set<String> = ["user", "camera", "mode", "frames", "countdown_s", "quality_threshold", "timeout_ms", "preview"]
     public var user: String
     public var camera: String?
     /// simple | full (front, left, right, up, down) [simple]
@@ -28,16 +28,18 @@ public struct FaceEnrollParams: RPCParams, Encodable {
     public static let qualityThreshold = FaceCaptureOptions.qualityThreshold
     public var timeoutMs: Int?
     public static let timeoutMs = FaceCaptureOptions.timeoutMs
+    /// Progress events carry a downscaled JPEG of the frame while on (issue 25).
+    public var preview: PreviewRequest?
 
     enum CodingKeys: String, CodingKey {
-        case user, camera, mode, frames
+        case user, camera, mode, frames, preview
         case countdownS = "countdown_s"
         case qualityThreshold = "quality_threshold"
         case timeoutMs = "timeout_ms"
     }
 
     public init(user: String, camera: String? = nil, mode: FaceEnrolMode? = nil, frames: Int? = nil, countdownS: Int? = nil,
-                qualityThreshold: Int? = nil, timeoutMs: Int? = nil) {
+                qualityThreshold: Int? = nil, timeoutMs: Int? = nil, preview: PreviewRequest? = nil) {
         self.user = user
         self.camera = camera
         self.mode = mode
@@ -45,6 +47,7 @@ public struct FaceEnrollParams: RPCParams, Encodable {
         self.countdownS = countdownS
         self.qualityThreshold = qualityThreshold
         self.timeoutMs = timeoutMs
+        self.preview = preview
     }
 
     public func validate() throws(RPCError) {
@@ -53,6 +56,7 @@ public struct FaceEnrollParams: RPCParams, Encodable {
         try Self.countdownS.check(countdownS)
         try Self.qualityThreshold.check(qualityThreshold)
         try Self.timeoutMs.check(timeoutMs)
+        try preview?.validate()
     }
 }
 
@@ -75,7 +79,7 @@ public struct FaceEnrollResult: Codable, Sendable {
 public struct FaceCaptureOptions: Codable, Sendable, Equatable {
     static let fields: Set<String> = ["mode", "matching_threshold", "quality_threshold", "liveness_threshold",
                                       "blink_timeout_ms", "timeout_ms", "liveness_mode", "challenge_steps",
-                                      "challenge_step_timeout_ms"]
+                                      "challenge_step_timeout_ms", "preview"]
     /// image | liveness [liveness]
     public var mode: FaceCaptureMode?
     public var matchingThreshold: Double?
@@ -99,9 +103,11 @@ public struct FaceCaptureOptions: Codable, Sendable, Equatable {
     /// For each move.
     public var challengeStepTimeoutMs: Int?
     public static let challengeStepTimeoutMs = Setting("challenge_step_timeout_ms", 1000...30000, default: 5000)
+    /// Progress events carry a downscaled JPEG of the frame while on (issue 25).
+    public var preview: PreviewRequest?
 
     enum CodingKeys: String, CodingKey {
-        case mode
+        case mode, preview
         case matchingThreshold = "matching_threshold"
         case qualityThreshold = "quality_threshold"
         case livenessThreshold = "liveness_threshold"
@@ -114,7 +120,8 @@ public struct FaceCaptureOptions: Codable, Sendable, Equatable {
 
     public init(mode: FaceCaptureMode? = nil, matchingThreshold: Double? = nil, qualityThreshold: Int? = nil,
                 livenessThreshold: Int? = nil, blinkTimeoutMs: Int? = nil, timeoutMs: Int? = nil, livenessMode: LivenessMode? = nil,
-                challengeSteps: Int? = nil, challengeStepTimeoutMs: Int? = nil) {
+                challengeSteps: Int? = nil, challengeStepTimeoutMs: Int? = nil, preview: PreviewRequest? = nil) {
+        self.preview = preview
         self.mode = mode
         self.matchingThreshold = matchingThreshold
         self.qualityThreshold = qualityThreshold
@@ -134,6 +141,7 @@ public struct FaceCaptureOptions: Codable, Sendable, Equatable {
         try Self.timeoutMs.check(timeoutMs)
         try Self.challengeSteps.check(challengeSteps)
         try Self.challengeStepTimeoutMs.check(challengeStepTimeoutMs)
+        try preview?.validate()
     }
 }
 

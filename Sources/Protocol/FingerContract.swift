@@ -30,8 +30,12 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
     public var timeoutS: Int?
     public static let timeoutS = Setting("timeout_s", 1...120, default: 10)
 
+    /// Progress events carry a downscaled JPEG of the frame while on (issue 25).
+    public var preview: PreviewRequest?
+
     public init(mode: CaptureMode? = nil, hand: Hand? = nil, amputated: [Digit]? = nil, liveness: LivenessLevel? = nil,
-                qualityThreshold: Int? = nil, timeoutS: Int? = nil) {
+                qualityThreshold: Int? = nil, timeoutS: Int? = nil, preview: PreviewRequest? = nil) {
+        self.preview = preview
         self.mode = mode
         self.hand = hand
         self.amputated = amputated
@@ -40,10 +44,10 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
         self.timeoutS = timeoutS
     }
 
-    static let fields: Set<String> = ["mode", "hand", "amputated", "liveness", "quality_threshold", "timeout_s"]
+    static let fields: Set<String> = ["mode", "hand", "amputated", "liveness", "quality_threshold", "timeout_s", "preview"]
 
     enum CodingKeys: String, CodingKey {
-        case mode, hand, amputated, liveness
+        case mode, hand, amputated, liveness, preview
         case qualityThreshold = "quality_threshold"
         case timeoutS = "timeout_s"
     }
@@ -63,6 +67,7 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
         }
         try Self.qualityThreshold.check(qualityThreshold)
         try Self.timeoutS.check(timeoutS)
+        try preview?.validate()
     }
 }
 

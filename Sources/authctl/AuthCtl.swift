@@ -23,9 +23,11 @@ struct GlobalOptions: ParsableArguments {
         try BiometricClient(socketPath: socket ?? BiometricClient.defaultSocketPath)
     }
 
-    /// Runs a long call with live guidance on the terminal (or JSON event lines with --json).
-    func live<P: Encodable, R: Decodable>(_ method: String, _ params: P) throws -> R {
+    /// Runs a long call with live guidance on the terminal (or JSON event lines with --json);
+    /// with `preview`, the latest preview image is kept in that file.
+    func live<P: Encodable, R: Decodable>(_ method: String, _ params: P, preview: String? = nil) throws -> R {
         let renderer = ProgressRenderer(json: json)
+        renderer.previewFile = preview.map(PreviewFile.init)
         defer { renderer.finish() }
         return try connect().call(method, params, as: R.self) { renderer.render($0) }
     }
@@ -39,6 +41,19 @@ struct GlobalOptions: ParsableArguments {
             print(text())
         }
     }
+}
+
+/// A session's live preview (issue 25): downscaled JPEG frames in its progress events.
+struct PreviewOptions: ParsableArguments {
+    @Option(name: .customLong("preview"), help: ArgumentHelp(
+        "Keep the latest preview frame (JPEG) in this file, replaced atomically, for a greeter or kiosk to show.",
+        valueName: "file"))
+    var file: String?
+    @Option(name: .customLong("preview-fps"), help: "Preview frames per second (1-15, default 5).") var fps: Int?
+    @Option(name: .customLong("preview-width"), help: "Preview width in pixels (64-1280, default 320).") var width: Int?
+
+    /// The session's `preview` param: on when any of the options is given.
+    var request: PreviewRequest? { file == nil && fps == nil && width == nil ? nil : PreviewRequest(fps: fps, width: width) }
 }
 
 @main

@@ -18,11 +18,12 @@ struct Face: ParsableCommand {
         @Option(help: "Seconds to get ready (0-30).") var countdown: Int?
         @Option(help: "Minimum frame quality (0-100).") var quality: Int?
         @Option(help: "Give up after this many ms (1000-300000).") var timeout: Int?
+        @OptionGroup var preview: PreviewOptions
 
         func run() throws {
             let result: FaceEnrollResult = try options.change(Method.faceEnroll, FaceEnrollParams(
                 user: user, camera: camera, mode: full ? .full : nil, frames: frames, countdownS: countdown, qualityThreshold: quality,
-                timeoutMs: timeout), user: user, live: true)
+                timeoutMs: timeout, preview: preview.request), user: user, live: true, preview: preview.file)
             try options.output(result) { "enrolled \(user): \(result.templates.count) template(s) from \(result.framesUsed) frames" }
         }
     }
@@ -38,11 +39,14 @@ struct Face: ParsableCommand {
         var liveness: LivenessMode?
         @Option(help: "Matching threshold (0-72; 48 = FAR 0.01%).") var threshold: Double?
         @Option(help: "Give up after this many ms.") var timeout: Int?
+        @OptionGroup var preview: PreviewOptions
 
         func run() throws {
-            let result: FaceVerifyResult = try options.live(Method.faceVerify, FaceVerifyParams(
+            var params = FaceVerifyParams(
                 user: user, camera: camera, mode: noLiveness ? .image : nil, matchingThreshold: threshold, timeoutMs: timeout,
-                livenessMode: challenge ? .challenge : liveness))
+                livenessMode: challenge ? .challenge : liveness)
+            params.capture.preview = preview.request
+            let result: FaceVerifyResult = try options.live(Method.faceVerify, params, preview: preview.file)
             try options.output(result) {
                 "\(result.match ? "match" : "no match") for \(user): score \(result.score) (threshold \(result.threshold)), liveness \(result.liveness), \(result.durationMs) ms"
             }
@@ -58,11 +62,13 @@ struct Face: ParsableCommand {
         @Flag(help: "Challenge-response liveness (random head moves, and a blink).") var challenge = false
         @Option(help: "Liveness mode: passive, blink, challenge or passive+blink (default: the daemon's).") var liveness: LivenessMode?
         @Option(help: "Matching threshold (0-72).") var threshold: Double?
+        @OptionGroup var preview: PreviewOptions
 
         func run() throws {
-            let result: FaceIdentifyResult = try options.live(Method.faceIdentify, FaceIdentifyParams(
-                camera: camera, mode: noLiveness ? .image : nil, matchingThreshold: threshold,
-                livenessMode: challenge ? .challenge : liveness))
+            var params = FaceIdentifyParams(camera: camera, mode: noLiveness ? .image : nil, matchingThreshold: threshold,
+                                            livenessMode: challenge ? .challenge : liveness)
+            params.capture.preview = preview.request
+            let result: FaceIdentifyResult = try options.live(Method.faceIdentify, params, preview: preview.file)
             try options.output(result) {
                 let who = result.user.map { "\($0) (score \(result.score))" } ?? "nobody recognised"
                 return who + (result.stepUpRequired ? " — step-up required: another user is too close" : "")

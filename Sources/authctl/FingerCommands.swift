@@ -17,10 +17,11 @@ struct Finger: ParsableCommand {
         @Option(help: "How hard to look for a fake finger.") var liveness: LivenessLevel?
         @Option(help: "Minimum print quality (0-100).") var quality: Int?
         @Option(help: "Give up after this many seconds (1-120).") var timeout: Int?
+        @OptionGroup var preview: PreviewOptions
 
         var settings: FingerCaptureSettings {
             FingerCaptureSettings(mode: thumb ? .thumb : nil, hand: hand, amputated: amputated.isEmpty ? nil : amputated,
-                                  liveness: liveness, qualityThreshold: quality, timeoutS: timeout)
+                                  liveness: liveness, qualityThreshold: quality, timeoutS: timeout, preview: preview.request)
         }
     }
 
@@ -34,7 +35,7 @@ struct Finger: ParsableCommand {
         func run() throws {
             let wantsImages = output != nil
             var result: FingerCaptureResult = try options.live(Method.fingerCapture, FingerCaptureRequest(
-                camera: hand.camera, capture: hand.settings, imageFormat: wantsImages ? format : nil))
+                camera: hand.camera, capture: hand.settings, imageFormat: wantsImages ? format : nil), preview: hand.preview.file)
             if let output {
                 try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
                 for (i, finger) in result.fingers.enumerated() {
@@ -62,7 +63,8 @@ struct Finger: ParsableCommand {
 
         func run() throws {
             let result: FingerEnrollResult = try options.change(Method.fingerEnroll, FingerEnrollParams(
-                user: user, camera: hand.camera, capture: hand.settings, captures: captures), user: user, live: true)
+                user: user, camera: hand.camera, capture: hand.settings, captures: captures), user: user, live: true,
+                preview: hand.preview.file)
             try options.output(result) {
                 (["enrolled \(user): \(result.templates.count) finger(s) from \(result.capturesUsed) captures"]
                     + result.templates.map { "  \($0.position)  quality \($0.quality)  \($0.id)" }).joined(separator: "\n")
@@ -79,7 +81,7 @@ struct Finger: ParsableCommand {
 
         func run() throws {
             let result: FingerVerifyResult = try options.live(Method.fingerVerify, FingerAuthParams(
-                user: user, camera: hand.camera, capture: hand.settings, threshold: threshold))
+                user: user, camera: hand.camera, capture: hand.settings, threshold: threshold), preview: hand.preview.file)
             try options.output(result) {
                 "\(result.match ? "match" : "no match") for \(user): score \(result.score) (threshold \(result.threshold))"
                     + (result.position.map { ", \($0)" } ?? "") + ", liveness \(result.liveness), \(result.durationMs) ms"
@@ -96,7 +98,7 @@ struct Finger: ParsableCommand {
 
         func run() throws {
             let result: FingerIdentifyResult = try options.live(Method.fingerIdentify, FingerAuthParams(
-                camera: hand.camera, capture: hand.settings, threshold: threshold))
+                camera: hand.camera, capture: hand.settings, threshold: threshold), preview: hand.preview.file)
             try options.output(result) {
                 (result.user.map { "\($0) (score \(result.score)\(result.position.map { ", \($0)" } ?? ""))" } ?? "nobody recognised")
                     + "\n" + result.candidates.map { "  \($0.user) \($0.score)" }.joined(separator: "\n")

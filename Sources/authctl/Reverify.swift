@@ -13,9 +13,11 @@ import Glibc
 /// factors (auth.authenticate: face, finger, PIN), or, when they have none yet, the account
 /// password through the root helper `biometricd-password` — then makes the change again, once.
 extension GlobalOptions {
-    func change<P: Encodable, R: Decodable>(_ method: String, _ params: P, user: String, live: Bool = false) throws -> R {
+    func change<P: Encodable, R: Decodable>(_ method: String, _ params: P, user: String, live: Bool = false,
+                                            preview: String? = nil) throws -> R {
         let client = try connect()
         let renderer = live ? ProgressRenderer(json: json) : nil
+        renderer?.previewFile = preview.map(PreviewFile.init)
         defer { renderer?.finish() }
         func attempt() throws -> R {
             try client.call(method, params, as: R.self) { renderer?.render($0) }

@@ -5,6 +5,7 @@
 //              session's decision rule, before and after, and its calibration (--write:
 //              Sources/Face/FaceAttemptCalibration.swift); genuine attempts' TAR
 //   stages     per-stage ms at 640x480 on one core
+//   preview    the live preview's cost per frame (downscale + JPEG + event) against analyze, same process
 //   identify   1:N search time for 10k/100k/1M templates vs the machine's memory bandwidth
 //   spoof      the screen-replay cue on a live and a replayed clip
 //   blink      per-frame EAR and BlinkLiveness on a real blink clip (25/20/15 fps), and the crop-only
@@ -803,6 +804,7 @@ case "lfw-views":
     runLFWViews(count: max(2, min(42, count)))
 case "attempts": runAttempts()
 case "stages": runStages()
+case "preview": runPreview()
 case "memory": runMemory()
 case "identify": runIdentify()
 default:

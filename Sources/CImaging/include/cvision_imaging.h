@@ -85,6 +85,11 @@ cvis_status cvis_encode_png(const uint8_t *pixels, int width, int height, int ch
 /// The caller frees *out with cvis_free.
 cvis_status cvis_encode_jpeg(const uint8_t *pixels, int width, int height, int channels, int quality,
                              uint8_t **out, size_t *out_length);
+/// Downscales packed grey/BGR pixels to dst_width x dst_height (cv::resize, INTER_AREA) and encodes
+/// the result as baseline JPEG in one call: the live preview of face and finger sessions, so the
+/// full-size frame is read once and never copied. The caller frees *out with cvis_free.
+cvis_status cvis_encode_jpeg_scaled(const uint8_t *pixels, int width, int height, int channels, int dst_width,
+                                    int dst_height, int quality, uint8_t **out, size_t *out_length);
 void cvis_free(void *pointer);
 
 #ifdef __cplusplus

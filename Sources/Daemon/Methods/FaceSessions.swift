@@ -96,6 +96,7 @@ extension FaceMethods {
         let outcome: FaceAuthenticationOutcome
         do {
             outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
+                                                 preview: p.capture.preview,
                                                  admit: { [self] id in try checkVirtualCamera(id, liveness: settings.liveness, login: login) }) { $0 }
         } catch {
             auth.record(p.user, AttemptVerdict(error: error), modality: "face")
@@ -128,6 +129,7 @@ extension FaceMethods {
         let outcome: FaceIdentification.Outcome
         do {
             outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
+                                                 preview: p.capture.preview,
                                                  admit: { [self] id in
                                                      leased.set(id)
                                                      try auth.checkCamera(id)
@@ -173,7 +175,8 @@ extension FaceMethods {
         let session = FaceEnrolment(targets: full ? [.front, .left, .right, .up, .down] : [.front], framesPerPose: P.frames(p.frames),
                                     qualityThreshold: P.qualityThreshold(p.qualityThreshold), countdownS: P.countdownS(p.countdownS),
                                     timeoutMs: P.timeoutMs(p.timeoutMs), startedAt: started)
-        let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll") { $0 }
+        let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll",
+                                                 preview: p.preview) { $0 }
         let ids = try templates.addTemplates(user: p.user, modality: .face, outcome.templates.map { pose, template, frames in
             NewTemplate(quality: Double(template.quality), meta: "{\"pose\":\"\(pose.rawValue)\",\"frames\":\(frames)}",
                         payload: template.data)

@@ -29,7 +29,8 @@ extension FingerMethods {
         let spec = FingerCaptureSpec(p.capture)
         let format = p.imageFormat ?? .default
         let session = FingerCaptureSession(spec, startedAt: started)
-        let evidence = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture") { _ in
+        let evidence = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
+                                                    preview: p.capture.preview) { _ in
             throw RPCError.internal("finger.capture asks for no prints")
         }
         let finger = self.finger
@@ -59,7 +60,8 @@ extension FingerMethods {
         try templates.checkQuota(user: p.user, modality: .finger, adding: 1, quota: quota)
         let session = FingerEnrolment(FingerCaptureSpec(p.capture), rounds: FingerEnrollParams.captures(p.captures),
                                       matcher: finger.matcher, startedAt: started)
-        let outcome = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger.enroll") { prints in
+        let outcome = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger.enroll",
+                                                   preview: p.capture.preview) { prints in
             var templates: [FingerPosition: FingerTemplate] = [:]
             for print in prints {
                 templates[print.position] = try? await finger.run { try finger.extract(print.image, position: print.position) }
@@ -108,7 +110,7 @@ extension FingerMethods {
         let finger = self.finger
         let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: threshold(p, context.peer), startedAt: monotonicNanoseconds())
         return try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
-                                            admit: admit) { prints in
+                                            preview: p.capture.preview, admit: admit) { prints in
             var matches: [FingerPosition: [FingerMatch]] = [:]
             for print in prints {
                 guard let ranked = try? await finger.run({

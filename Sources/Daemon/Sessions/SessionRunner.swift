@@ -12,12 +12,12 @@ extension CameraSessions {
     /// template when asked and `judge` it, show progress, and stop at its decision or failure.
     func runFace<S: FaceSession>(
         _ session: S, camera: String?, pipeline: FacePipeline, context: CallContext, what: String,
-        admit: (@Sendable (String) throws -> Void)? = nil,
+        preview: PreviewRequest? = nil, admit: (@Sendable (String) throws -> Void)? = nil,
         judge: @escaping @Sendable (FaceTemplate) async throws -> S.Judgement
     ) async throws -> S.Outcome {
         try await run(camera, purpose: .face, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, _ in
             var session = session
-            var events = ProgressEvents(context: context)
+            var events = ProgressEvents(context: context, preview: preview)
             let tracker = FaceTracker()
             tracker.measureBorders = session.measuresBorders
             tracker.measurePassive = session.measuresPassive
@@ -32,12 +32,12 @@ extension CameraSessions {
                 }
                 switch step {
                 case .progress(let progress):
-                    events.send(progress.event, at: frame.timestampNs, key: progress.throttleKey)
+                    events.send(progress.event, frame: frame, key: progress.throttleKey) { try observation.preview(of: $0, width: $1) }
                     if let failure = session.expired(now: max(frame.timestampNs, monotonicNanoseconds())) {
                         throw SessionFailure.face(failure)
                     }
                 case .decided(let outcome, let progress):
-                    events.send(progress.event, at: frame.timestampNs, key: progress.throttleKey)
+                    events.send(progress.event, frame: frame, key: progress.throttleKey) { try observation.preview(of: $0, width: $1) }
                     return outcome
                 case .failed(let failure):
                     throw SessionFailure.face(failure)
@@ -52,7 +52,7 @@ extension CameraSessions {
     /// session, process the prints it asks for with `judge`, and stop at its decision or failure.
     func runFinger<S: FingerSession>(
         _ session: S, camera: String?, finger: FingerService, context: CallContext, what: String,
-        admit: (@Sendable (String) throws -> Void)? = nil,
+        preview: PreviewRequest? = nil, admit: (@Sendable (String) throws -> Void)? = nil,
         judge: @escaping @Sendable ([CapturedPrint]) async throws -> S.Judgement
     ) async throws -> S.Outcome {
         try await run(camera, purpose: .finger, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, lease in
@@ -61,14 +61,14 @@ extension CameraSessions {
             options.distance = finger.optics(for: lease.device)
             var analyser = UncheckedSendable(FingerCapture(options: options))
             var round = session.round
-            var events = ProgressEvents(context: context)
+            var events = ProgressEvents(context: context, preview: preview)
             while true {
                 let frame = try await capture.frames.next()
                 let current = analyser
                 let analysis = try await finger.run { current.value.analyse(frame) }
                 let (captured, needed) = session.progress
-                events.send(analysis.event(captured: captured, needed: needed), at: frame.timestampNs,
-                            key: "\(analysis.feedback)\(analysis.fingers.count)\(captured)")
+                events.send(analysis.event(captured: captured, needed: needed), frame: frame,
+                            key: "\(analysis.feedback)\(analysis.fingers.count)\(captured)") { try analysis.preview(of: $0, width: $1) }
                 let sighting = FingerSighting(analysis: analysis, prints: current.value.bestPrints(),
                                               liveness: current.value.livenessVerdict())
                 var step = session.observe(sighting, at: monotonicNanoseconds())
