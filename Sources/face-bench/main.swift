@@ -10,6 +10,8 @@
 //   spoof      the screen-replay cue on a live and a replayed clip
 //   blink      per-frame EAR and BlinkLiveness on a real blink clip (25/20/15 fps), and the crop-only
 //              EyeState.openness ROC on CEW eye crops (EAR needs a whole face)
+//   eyes       eye state in the dark: EAR vs the iris network's eyelid opening on CEW crops, the live
+//              clips and darkened copies (γ, noise), under the same blink rule (Eyes.swift)
 //   poses CLIP yaw, pitch, roll and EAR of every frame of ../shared/data/video/CLIP (challenge steps)
 //   challenge  how often a replay of each clip passes random 2-move challenges (--trace: one run)
 //   recapture  face-region re-capture features (moire, high frequencies, saturation, glare) on the
@@ -789,6 +791,7 @@ case "passive": runPassive()
 case "passive-sessions": runPassiveSessions()
 case "poses": runPoses(arguments.count > 1 ? arguments[1] : "tran_live")
 case "blink": runBlink()
+case "eyes": runEyes()
 case "spoof": runSpoof()
 case "lfw":
     // --enrol / --probe single|mirrored|jittered (default: what the daemon ships, jittered enrolment
@@ -808,6 +811,6 @@ case "preview": runPreview()
 case "memory": runMemory()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | poses CLIP | challenge [--trace MOVES RANGES] | recapture | passive | passive-sessions [--blink]")
+    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | eyes [--series] | poses CLIP | challenge [--trace MOVES RANGES] | recapture | passive | passive-sessions [--blink]")
     exit(2)
 }
