@@ -47,4 +47,20 @@ public struct CallerLimits: Sendable, Equatable {
     public func liveness(skipped: Bool, isAdmin: Bool) -> LivenessDecision {
         skipped && !isAdmin ? .livenessRequired : .allowed
     }
+
+    public enum ReferencesDecision: Sendable, Equatable {
+        /// Match the live finger against the caller's templates. Such a match shows the finger
+        /// fits the templates handed in, not the user's enrolled ones: it never counts as an
+        /// authentication of the user on the connection (no reverification from it).
+        case allowed
+        /// A caller who is not an administrator supplied the templates to match against: with
+        /// their own template and their own finger anyone would "match" as any user they may
+        /// act on, so only an administrator's reader (a door, a badge terminal) may.
+        case adminRequired
+    }
+
+    /// Whether a finger.verify may match against templates the caller supplies (`references`).
+    public func callerReferences(isAdmin: Bool) -> ReferencesDecision {
+        isAdmin ? .allowed : .adminRequired
+    }
 }

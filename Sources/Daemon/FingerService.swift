@@ -64,10 +64,11 @@ final class FingerService: Sendable {
 
     // MARK: Uploaded images and templates
 
-    /// Decodes an uploaded print image (PNG, JPEG, TIFF, PGM) at `dpi`.
+    /// Decodes an uploaded print image (PNG, JPEG, TIFF, PGM, WSQ) at `dpi`. A bad WSQ file is
+    /// `invalid_params` on the field with the codec's reason (truncated, too large, bad marker…).
     static func decodePrint(_ base64: String, dpi: Int, field: String) throws -> FingerprintImage {
         guard let data = Data(base64Encoded: base64), !data.isEmpty else {
-            throw RPCError.invalidParams(field: field, "'\(field)' must be a base64 PNG, JPEG, TIFF or PGM image")
+            throw RPCError.invalidParams(field: field, "'\(field)' must be a base64 PNG, JPEG, TIFF, PGM or WSQ image")
         }
         do {
             return try FingerprintExtractor.decodeImage([UInt8](data), ppi: dpi)

@@ -2,7 +2,7 @@ import BiometricCore
 import Foundation
 
 extension FingerprintImage {
-    /// File formats a print is exported in (WSQ is not offered, see Docs/finger-print.md).
+    /// File formats a print is exported in through OpenCV (WSQ has its own codec: `wsqEncoded()`).
     public enum ExportFormat: String, Sendable {
         case png
         /// Baseline JPEG at `jpegQuality`.

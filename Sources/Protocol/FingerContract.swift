@@ -9,6 +9,8 @@ extension Method {
     public static let fingerMatch = "finger.match"
     public static let fingerList = "finger.list"
     public static let fingerRemove = "finger.remove"
+    public static let fingerAdd = "finger.add"
+    public static let fingerExport = "finger.export"
 }
 
 /// How a hand is presented to the camera; shared by capture, enrol, verify and identify.
@@ -107,10 +109,6 @@ public struct FingerCaptureRequest: RPCParams, Encodable {
 
     public func validate() throws(RPCError) {
         try capture.validate()
-        if imageFormat == .wsq {
-            throw .invalidParams(field: "image_format",
-                                 "WSQ is not available in this build (no conforming WSQ encoder); use png or jpeg")
-        }
     }
 }
 
@@ -238,23 +236,33 @@ public struct FingerEnrollResult: Codable, Sendable {
 
 /// finger.verify (with `user`) and finger.identify (without).
 public struct FingerAuthParams: RPCParams, Encodable {
-    public static let fields = FingerCaptureSettings.fields.union(["user", "camera", "threshold"])
+    public static let fields = FingerCaptureSettings.fields.union(["user", "camera", "threshold", "references"])
     public var user: String?
     public var camera: String?
     public var capture: FingerCaptureSettings
     /// On the FAR scale of SPEC §4.
     public var threshold: Double?
     public static let threshold = FingerMatchParams.threshold
+    /// finger.verify only: base64 templates (biometricd or ISO/IEC 19794-2) supplied by the caller
+    /// — the IDEMIA "card + finger" case, a door reading them from a badge — matched instead of
+    /// the user's stored fingers (admin callers; same liveness and lockout rules).
+    public var references: [String]?
+    /// At most this many references (a badge holds a few fingers).
+    public static let maxReferences = 10
+    /// Longest base64 reference (an ISO record of 255 minutiae is ~2 KB).
+    public static let maxReferenceLength = 64 * 1024
 
     enum CodingKeys: String, CodingKey {
-        case user, camera, threshold
+        case user, camera, threshold, references
     }
 
-    public init(user: String? = nil, camera: String? = nil, capture: FingerCaptureSettings = .init(), threshold: Double? = nil) {
+    public init(user: String? = nil, camera: String? = nil, capture: FingerCaptureSettings = .init(), threshold: Double? = nil,
+                references: [String]? = nil) {
         self.user = user
         self.camera = camera
         self.capture = capture
         self.threshold = threshold
+        self.references = references
     }
 
     public init(from decoder: any Decoder) throws {
@@ -262,6 +270,7 @@ public struct FingerAuthParams: RPCParams, Encodable {
         user = try c.decodeIfPresent(String.self, forKey: .user)
         camera = try c.decodeIfPresent(String.self, forKey: .camera)
         threshold = try c.decodeIfPresent(Double.self, forKey: .threshold)
+        references = try c.decodeIfPresent([String].self, forKey: .references)
         capture = try FingerCaptureSettings(from: decoder)
     }
 
@@ -270,6 +279,7 @@ public struct FingerAuthParams: RPCParams, Encodable {
         try c.encodeIfPresent(user, forKey: .user)
         try c.encodeIfPresent(camera, forKey: .camera)
         try c.encodeIfPresent(threshold, forKey: .threshold)
+        try c.encodeIfPresent(references, forKey: .references)
         try capture.encode(to: encoder)
     }
 
@@ -277,6 +287,15 @@ public struct FingerAuthParams: RPCParams, Encodable {
         if let user { try UserName.validate(user) }
         try capture.validate()
         try Self.threshold.check(threshold)
+        if let references {
+            guard user != nil else { throw .invalidParams(field: "references", "'references' needs 'user' (finger.verify)") }
+            guard (1...Self.maxReferences).contains(references.count) else {
+                throw .invalidParams(field: "references", "'references' must hold 1-\(Self.maxReferences) templates")
+            }
+            for (i, r) in references.enumerated() where r.utf8.count > Self.maxReferenceLength {
+                throw .invalidParams(field: "references[\(i)]", "'references[\(i)]' is longer than \(Self.maxReferenceLength) bytes")
+            }
+        }
     }
 }
 
@@ -348,7 +367,7 @@ public struct FingerIdentifyResult: Codable, Sendable {
 
 public struct FingerExtractParams: RPCParams, Encodable {
     public static let fields: Set<String> = ["image", "dpi", "format"]
-    /// base64 PNG / JPEG / TIFF / PGM.
+    /// base64 PNG / JPEG / TIFF / PGM / WSQ (FBI WSQ, IAFIS-IC-0110 v3).
     public var image: String
     public var dpi: Int?
     public static let dpi = FingerMatchParams.dpi
@@ -441,3 +460,78 @@ public struct FingerListResult: Codable, Sendable {
 }
 
 public typealias FingerRemoveParams = TemplateRemoveParams
+
+/// finger.add (admin): a template from elsewhere — biometricd or ISO/IEC 19794-2, told apart by
+/// their headers — stored for `user`. An ISO record's finger views become one template each.
+public struct FingerAddParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "template", "format", "position", "template_id"]
+    public var user: String
+    /// base64 template (finger.export, finger.extract, or another system's ISO 19794-2 record).
+    public var template: String
+    /// biometricd | iso19794_2: when given, the template must be of that format.
+    public var format: TemplateFormat?
+    /// right_index, left_thumb, …: the finger, when the template does not say (or to correct it).
+    public var position: String?
+    /// The id to store it under (one template only): 1–64 of A–Z a–z 0–9 . _ -.
+    public var templateID: String?
+    enum CodingKeys: String, CodingKey {
+        case user, template, format, position
+        case templateID = "template_id"
+    }
+    public init(user: String, template: String, format: TemplateFormat? = nil, position: String? = nil, templateID: String? = nil) {
+        self.user = user
+        self.template = template
+        self.format = format
+        self.position = position
+        self.templateID = templateID
+    }
+    public func validate() throws(RPCError) {
+        try UserName.validate(user)
+        guard template.utf8.count <= FingerAuthParams.maxReferenceLength else {
+            throw .invalidParams(field: "template", "'template' is longer than \(FingerAuthParams.maxReferenceLength) bytes")
+        }
+        if let id = templateID {
+            guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)
+                || (0x61...0x7A).contains($0) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }) else {
+                throw .invalidParams(field: "template_id", "'template_id' must be 1-64 of A-Z a-z 0-9 . _ -")
+            }
+        }
+    }
+}
+
+/// finger.export (admin): a user's finger templates, each on its own (one ISO record per
+/// template), so each can go back in through finger.add or be written to a badge.
+public struct FingerExportParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["user", "format"]
+    public var user: String
+    /// biometricd | iso19794_2 [biometricd]
+    public var format: TemplateFormat?
+    public init(user: String, format: TemplateFormat? = nil) {
+        self.user = user
+        self.format = format
+    }
+    public func validate() throws(RPCError) { try UserName.validate(user) }
+}
+
+public struct FingerExportResult: Codable, Sendable {
+    public struct Item: Codable, Sendable, Equatable {
+        public var id: String
+        public var position: String
+        public var template: String
+        public var quality: Int
+        public init(id: String, position: String, template: String, quality: Int) {
+            self.id = id
+            self.position = position
+            self.template = template
+            self.quality = quality
+        }
+    }
+    public var user: String
+    public var format: TemplateFormat
+    public var templates: [Item]
+    public init(user: String, format: TemplateFormat, templates: [Item]) {
+        self.user = user
+        self.format = format
+        self.templates = templates
+    }
+}

@@ -30,7 +30,7 @@ struct Finger: ParsableCommand {
         @OptionGroup var options: GlobalOptions
         @OptionGroup var hand: HandOptions
         @Option(name: .shortAndLong, help: "Folder to write the prints to (<position>.<format>).") var output: String?
-        @Option(help: "Image format of the prints (WSQ is not available).") var format: ImageFormat = .png
+        @Option(help: "Image format of the prints: png, jpeg or wsq (FBI WSQ, 0.75 bpp).") var format: ImageFormat = .png
 
         func run() throws {
             let wantsImages = output != nil

@@ -199,6 +199,12 @@ final class CallerLimitsTests: XCTestCase {
         XCTAssertEqual(limits.liveness(skipped: false, isAdmin: false), .allowed)
         XCTAssertEqual(limits.liveness(skipped: true, isAdmin: true), .allowed)
     }
+
+    func testOnlyAdminsMayVerifyAgainstTheirOwnTemplates() {
+        let limits = CallerLimits()
+        XCTAssertEqual(limits.callerReferences(isAdmin: false), .adminRequired)
+        XCTAssertEqual(limits.callerReferences(isAdmin: true), .allowed)
+    }
 }
 
 /// The multi-factor runner (issue 20): every branch on scripted factor results, no daemon.

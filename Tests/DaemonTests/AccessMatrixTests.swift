@@ -10,7 +10,7 @@ import XCTest
 final class AccessMatrixTests: XCTestCase {
     static let expected: [String: AccessRule] = [
         "daemon.status": .anyone, "session.cancel": .anyone, "camera.list": .anyone, "camera.watch": .anyone,
-        "camera.snapshot": .admin, "camera.ir": .anyone, "camera.ir.probe": .admin,
+        "camera.snapshot": .admin, "camera.ir": .anyone, "camera.ir.probe": .admin, "camera.check": .admin,
         "user.list": .admin, "user.get": .selfOrAdmin, "user.delete": .selfReverifiedOrAdmin,
         "face.enroll": .selfReverifiedOrAdmin, "face.verify": .selfOrAdmin, "face.identify": .adminOrLogin,
         "face.list": .selfOrAdmin, "face.remove": .selfOrAdmin,
@@ -18,7 +18,7 @@ final class AccessMatrixTests: XCTestCase {
         "face.extract": .admin, "face.match": .admin,
         "finger.capture": .admin, "finger.enroll": .selfReverifiedOrAdmin, "finger.verify": .selfOrAdmin,
         "finger.identify": .adminOrLogin, "finger.extract": .admin, "finger.match": .admin,
-        "finger.list": .selfOrAdmin, "finger.remove": .selfOrAdmin,
+        "finger.list": .selfOrAdmin, "finger.remove": .selfOrAdmin, "finger.add": .admin, "finger.export": .admin,
         "pin.set": .selfReverifiedOrAdmin, "pin.verify": .selfOrAdmin, "pin.reset": .admin,
         "auth.policy.get": .selfOrAdmin, "auth.policy.set": .selfReverifiedOrAdmin, "auth.status": .selfOrAdmin,
         "auth.authenticate": .selfOrAdminOrStepUp, "auth.password.begin": .selfOrAdmin, "auth.password.proven": .root, "auth.lockout.clear": .admin,

@@ -145,10 +145,6 @@ final class FingerFlowTests: XCTestCase {
         XCTAssertEqual(empty?.errorReason, .timeout, "\(String(describing: empty))")
         XCTAssertEqual(rpcError { let _: FingerVerifyResult = try verify(client, "nobody-here", camera: "replay0") }?.errorReason,
                        .noFingerRegistered)
-        let wsq = rpcError {
-            let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(imageFormat: .wsq))
-        }
-        XCTAssertEqual(wsq?.field, "image_format")
         let amputated = rpcError {
             let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
                 capture: FingerCaptureSettings(amputated: [.index, .thumb])))

@@ -70,10 +70,10 @@ final class VocabularyTests: XCTestCase {
         XCTAssertEqual(refusal(FaceIdentifyParams.self, ["user": "ana"])?.field, "user", "identify takes no user")
     }
 
-    func testWSQIsNamedButNotAvailable() {
-        let wsq = refusal(FingerCaptureRequest.self, ["image_format": "wsq"])
-        XCTAssertEqual(wsq?.field, "image_format")
-        XCTAssertTrue(wsq?.message.contains("WSQ is not available") ?? false, wsq?.message ?? "")
+    func testWSQIsAnImageFormat() throws {
+        XCTAssertNil(refusal(FingerCaptureRequest.self, ["image_format": "wsq"]))
+        XCTAssertEqual(try FingerCaptureRequest.decode(from: ["image_format": "wsq"]).imageFormat, .wsq)
+        XCTAssertEqual(refusal(FingerCaptureRequest.self, ["image_format": "jp2"])?.field, "image_format")
     }
 
     /// The defaults are those of SPEC §4, and a value given is used as given.

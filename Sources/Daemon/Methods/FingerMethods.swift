@@ -95,6 +95,7 @@ struct FingerMethods: MethodGroup {
             let n = try templates.removeTemplates(user: p.user, modality: .finger, id: p.templateID)
             return RemovedResult(removed: n)
         }
+        registerInterchange(in: &table)
     }
 }
 
@@ -106,9 +107,12 @@ extension Minutia {
 }
 
 extension FingerMethods {
-    /// Fast authentication of one user's fingers, with their lockout.
+    /// Fast authentication of one user's fingers, with their lockout: against the enrolled
+    /// fingers, or against templates the caller supplies (`references`, a badge) — the same
+    /// liveness, lockout check and attempt record; only the enrolled case authenticates the
+    /// connection (CallerLimits.ReferencesDecision).
     func verify(_ p: FingerAuthParams, user: String, _ context: CallContext) async throws -> FingerVerifyResult {
-        let references = try templates.fingerGallery(user: user)
+        let references = try p.references.map { try callerReferences($0, user: user, context) } ?? templates.fingerGallery(user: user)
         guard !references.isEmpty else {
             throw RPCError.app(.noFingerRegistered, "user '\(user)' has no finger enrolled",
                                hint: "enrol first: authctl finger enroll \(user)", details: ["user": .string(user)])
@@ -123,9 +127,9 @@ extension FingerMethods {
             throw error
         }
         auth.record(user, AttemptVerdict(matched: outcome.matched), modality: "finger")
-        if outcome.matched { context.authenticated(as: user) }
+        if outcome.matched && p.references == nil { context.authenticated(as: user) }
         let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
-        logger.info("finger.verify \(user): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
+        logger.info("finger.verify \(user)\(p.references == nil ? "" : " (caller's templates)"): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
         return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: threshold(p, context.peer),
                                   position: outcome.position?.name, liveness: outcome.liveness,
                                   captures: outcome.captures, durationMs: ms)

@@ -39,8 +39,14 @@ extension FingerMethods {
             let template = try? await finger.run { try finger.extract(print.image, position: print.position) }
             var image: String?
             if format != .none {
-                do { image = try print.image.encoded(as: format == .jpeg ? .jpeg : .png).base64EncodedString() }
-                catch { throw RPCError.internal("print image encoding failed: \(error.description)") }
+                do {
+                    let file: Data = switch format {
+                    case .wsq: Data(try print.image.wsqEncoded()) // FBI WSQ at 0.75 bpp (Docs/finger-print.md)
+                    case .jpeg: try print.image.encoded(as: .jpeg)
+                    default: try print.image.encoded(as: .png)
+                    }
+                    image = file.base64EncodedString()
+                } catch { throw RPCError.internal("print image encoding failed: \(error)") }
             }
             fingers.append(CapturedFinger(position: print.position.name, quality: print.quality, box: print.box.wire,
                                           image: image, template: template.map { Data($0.encoded()).base64EncodedString() },
