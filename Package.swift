@@ -176,6 +176,12 @@ let package = Package(
             dependencies: ["BiometricFinger", "BiometricCore", "BiometricCamera", "CImaging", "CHandScene"],
             path: "Tests/Support/FingerScene"
         ),
+        // The FIDO authenticator over the test socket with a verifier the test controls (Tests/fido).
+        .executableTarget(
+            name: "fido-test-authenticator",
+            dependencies: ["BiometricFIDO"],
+            path: "Tests/Support/FIDOTestAuthenticator"
+        ),
         .executableTarget(
             name: "store-crash-writer",
             dependencies: ["BiometricStore"],
