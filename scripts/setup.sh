@@ -112,6 +112,17 @@ else
     python3 -m pip install --user --disable-pip-version-check --break-system-packages "$WSQ_PYPI" \
         || die "pip could not install $WSQ_PYPI (the WSQ tests need it)"
 fi
+# python-fido2 for the FIDO2 authenticator's conformance tests (Tests/fido/run.sh): a client
+# nobody here wrote, speaking CTAPHID over the test socket. Debian 12 packages 0.9.1 (no
+# CTAP 2.1); the tests need 2.x.
+FIDO2_PYPI="fido2>=2,<3"
+if python3 -c 'import importlib.metadata as m, sys; sys.exit(0 if int(m.version("fido2").split(".")[0]) >= 2 else 1)' >/dev/null 2>&1; then
+    log "PyPI $FIDO2_PYPI (python-fido2, for the FIDO tests): present"
+else
+    log "installing PyPI $FIDO2_PYPI (python-fido2, for the FIDO tests)"
+    python3 -m pip install --user --disable-pip-version-check --break-system-packages "$FIDO2_PYPI" \
+        || die "pip could not install $FIDO2_PYPI (the FIDO tests need it)"
+fi
 
 # --- build ---------------------------------------------------------------------------
 if [ $BUILD -eq 1 ]; then
