@@ -244,3 +244,70 @@ public struct CameraIRProbeResult: Codable, Sendable, Equatable {
         self.summary = summary
     }
 }
+
+// MARK: - camera.check (issue 25: authctl doctor)
+
+extension Method {
+    /// Opens a camera, takes a few frames and reports how bright they are, without any image:
+    /// `authctl doctor`'s camera check (a dark IR frame means the emitter is not lit).
+    public static let cameraCheck = "camera.check"
+}
+
+public struct CameraCheckParams: RPCParams, Encodable {
+    public static let fields: Set<String> = ["camera", "frames", "warmup_frames", "timeout_ms"]
+    /// Camera id, path or spec.
+    public var camera: String
+    /// Frames measured.
+    public var frames: Int?
+    public static let frames = Setting("frames", 1...30, default: 5)
+    /// Frames dropped first (auto-exposure and the emitter settle).
+    public var warmupFrames: Int?
+    public static let warmupFrames = Setting("warmup_frames", 0...60, default: 5)
+    public var timeoutMs: Int?
+    public static let timeoutMs = Setting("timeout_ms", 100...30000, default: 5000)
+
+    enum CodingKeys: String, CodingKey {
+        case camera, frames
+        case warmupFrames = "warmup_frames"
+        case timeoutMs = "timeout_ms"
+    }
+
+    public init(camera: String, frames: Int? = nil, warmupFrames: Int? = nil, timeoutMs: Int? = nil) {
+        self.camera = camera
+        self.frames = frames
+        self.warmupFrames = warmupFrames
+        self.timeoutMs = timeoutMs
+    }
+
+    public func validate() throws(RPCError) {
+        try Self.frames.check(frames)
+        try Self.warmupFrames.check(warmupFrames)
+        try Self.timeoutMs.check(timeoutMs)
+    }
+}
+
+public struct CameraCheckResult: Codable, Sendable, Equatable {
+    public var camera: String
+    public var width: Int
+    public var height: Int
+    /// The frames were grey (an IR camera).
+    public var ir: Bool
+    /// Mean grey level (0–255) of each measured frame, in order.
+    public var brightness: [Double]
+    /// Milliseconds from opening the camera to the last measured frame.
+    public var durationMs: Int
+
+    enum CodingKeys: String, CodingKey {
+        case camera, width, height, ir, brightness
+        case durationMs = "duration_ms"
+    }
+
+    public init(camera: String, width: Int, height: Int, ir: Bool, brightness: [Double], durationMs: Int) {
+        self.camera = camera
+        self.width = width
+        self.height = height
+        self.ir = ir
+        self.brightness = brightness
+        self.durationMs = durationMs
+    }
+}

@@ -80,6 +80,30 @@ struct CameraMethods: MethodGroup {
             }
         }
 
+        // authctl doctor's camera check: opens the camera, drops the warm-up frames, and reports
+        // how bright the next few are (numbers, no image). Admin: it holds the camera for up to a
+        // second and tells the light level of the room; an unprivileged doctor says it could not check.
+        table.register(Method.cameraCheck, .admin("camera.check")) { [self] (_, params: CameraCheckParams) in
+            let warmup = CameraCheckParams.warmupFrames(params.warmupFrames)
+            let count = CameraCheckParams.frames(params.frames)
+            let timeout = CameraCheckParams.timeoutMs(params.timeoutMs)
+            let started = monotonicNanoseconds()
+            return try await sessions.withSession(params.camera) { capture, lease in
+                let frames = try await withDeadline(milliseconds: timeout, "camera.check", watching: capture) {
+                    for _ in 0..<warmup { _ = try await capture.frames.next() }
+                    var measured: [(width: Int, height: Int, ir: Bool, brightness: Double)] = []
+                    for _ in 0..<count {
+                        let f = try await capture.frames.next()
+                        measured.append((f.width, f.height, f.isInfrared, (f.meanBrightness * 10).rounded() / 10))
+                    }
+                    return measured
+                }
+                let last = frames[frames.count - 1]
+                return CameraCheckResult(camera: lease.device.id, width: last.width, height: last.height, ir: last.ir,
+                                         brightness: frames.map(\.brightness), durationMs: elapsedMilliseconds(since: started))
+            }
+        }
+
         // Howdy's snapshot: lets an admin see what the camera sees (exposure, IR emitter, framing).
         table.register(Method.cameraSnapshot, .admin("camera.snapshot")) { [self] (context, params: SnapshotParams) in
             let warmup = SnapshotParams.warmupFrames(params.warmupFrames)
