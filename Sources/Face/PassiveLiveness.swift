@@ -57,19 +57,91 @@ public enum PassiveSpoof: Sendable, Equatable {
     /// Consecutive frames were (nearly) identical: a still image, not a live sensor. The median
     /// frame-to-frame difference of the face region in grey levels.
     case stillFrames(medianDifference: Double)
+    /// The face sat inside straight borders in too many frames (`ReplayCue`): the framed fraction.
+    case border(framedFraction: Double)
+    /// The face's fine detail is gone (`RecaptureCue`): the median high-frequency share.
+    case recapture(highFrequencyShare: Double)
 }
 
-/// The passive verdict: decided once, from the evidence of the first usable frames.
+/// The passive verdict: decided from the evidence of the first usable frames; the cues that judge
+/// later (border, re-capture) can still turn it into a refusal until the session ends.
 public enum PassiveVerdict: Sendable, Equatable {
     case pending
-    /// `score` is `liveness_score` 0–100 (`PassiveLiveness.score(realProbability:)`).
+    /// `score` is `liveness_score` 0–100 (`PassiveScore`): the lowest of the judged cues.
     case live(realProbability: Double, score: Int)
     case spoof(PassiveSpoof, score: Int)
 }
 
+/// `liveness_score` in passive modes, decided here and nowhere else: each cue's measurement
+/// mapped to 0–100 so that the value at which that cue refuses a face is 50 (the
+/// `liveness_threshold` default), and the score is the **lowest** of the cues judged so far.
+/// `liveness_threshold` gates on it: every judged cue must reach it. At 50 each cue decides as it
+/// was measured (Docs/face.md "Passive liveness"); a higher threshold tightens all of them, a
+/// lower one relaxes them. A threshold of 0 counts as 1: a cue at 0 (identical frames, a
+/// detector certain of an attack) is never live.
+///
+/// | cue | 0 | 50 (refuses below) | 100 |
+/// |---|---|---|---|
+/// | detector: median real probability p | p = 0 | p = 0.2 | p = 1 (linear between) |
+/// | frame noise: median difference d (grey levels) | d = 0 | d = 0.1 | d ≥ 0.5 |
+/// | border: framed fraction f of ≥ 15 frames | f = 1 | f = 0.2 | f = 0 |
+/// | re-capture: high-frequency share h (faces ≥ 120 px, 45 frames) | h = 0 | h = 0.0004 | h ≥ 0.0008 |
+public struct PassiveScore: Sendable, Equatable {
+    /// Each cue's score, nil while it has not judged.
+    public var detector: Double?
+    public var stillFrames: Double?
+    public var border: Double?
+    public var recapture: Double?
+
+    public init(realProbability: Double? = nil, frameDifference: Double? = nil, framedFraction: Double? = nil,
+                highFrequencyShare: Double? = nil) {
+        detector = realProbability.map(Self.detector)
+        stillFrames = frameDifference.map(Self.noise)
+        border = framedFraction.map(Self.border)
+        recapture = highFrequencyShare.map(Self.recapture)
+    }
+
+    /// Piecewise linear through (0, 0), (`at50`, 50), (`at100`, 100), clamped.
+    static func rising(_ x: Double, at50: Double, at100: Double) -> Double {
+        guard x.isFinite else { return 0 }
+        if x <= 0 { return 0 }
+        if x < at50 { return 50 * x / at50 }
+        return min(100, 50 + 50 * (x - at50) / (at100 - at50))
+    }
+
+    public static func detector(_ p: Double) -> Double { rising(p, at50: PassiveLiveness.threshold, at100: 1) }
+    public static func noise(_ d: Double) -> Double { rising(d, at50: PassiveLiveness.identicalDifference, at100: 0.5) }
+    public static func border(_ f: Double) -> Double {
+        rising(1 - f, at50: 1 - ReplayCue.defaultSpoofFraction, at100: 1)
+    }
+    public static func recapture(_ h: Double) -> Double {
+        rising(h, at50: RecaptureCue.threshold, at100: 2 * RecaptureCue.threshold)
+    }
+
+    /// The judged cues, in the order a tie names them.
+    var judged: [(cue: Cue, score: Double)] {
+        [(Cue.stillFrames, stillFrames), (.detector, detector), (.border, border), (.recapture, recapture)]
+            .compactMap { c, v in v.map { (c, $0) } }
+    }
+
+    public enum Cue: Sendable, Equatable { case detector, stillFrames, border, recapture }
+
+    /// The lowest judged cue and its score (nil: none judged yet).
+    public var lowest: (cue: Cue, score: Double)? {
+        judged.reduce(nil) { best, c in best.map { $0.score <= c.score ? $0 : c } ?? c }
+    }
+
+    /// `liveness_score`: the lowest judged cue, rounded; 0 before any.
+    public var value: Int { Int((lowest?.score ?? 0).rounded()) }
+
+    /// The threshold a cue's score must reach (`liveness_threshold`, 0 counted as 1).
+    public static func gate(_ livenessThreshold: Int) -> Double { Double(max(1, min(100, livenessThreshold))) }
+}
+
 /// Passive liveness: decide without asking the person for anything, from the detector's real
-/// probability over the first usable frames of one tracked face and the frame-to-frame noise.
-/// The border and re-capture cues run beside it (FaceAuthentication) and refuse on their own.
+/// probability over the first usable frames of one tracked face, the frame-to-frame noise, and
+/// the border and re-capture cues (measured beside it by FaceAuthentication and handed in), all
+/// through one score (`PassiveScore`).
 ///
 /// Numbers (Docs/face.md "Passive liveness", `biometricd-face-bench passive`): the shared live
 /// clips' per-frame real probability has a median of 0.63 and 0.99 (0.40 and 0.95 cropped to the
@@ -84,17 +156,21 @@ public struct PassiveLiveness: Sendable {
     /// Frame pairs whose noise is measured before deciding.
     public static let noisePairs = 6
     /// Mean absolute grey difference of the face region under which two frames count as the same
-    /// picture. A live sensor's noise alone is ≳ 1 grey level; a repeated image gives 0.
+    /// picture (`liveness_threshold` 50). A live sensor's noise alone is ≳ 0.25 grey levels; a
+    /// repeated image gives 0.
     public static let identicalDifference = 0.1
 
     private var readings: [Double] = []
     private var differences: [Double] = []
-    private let threshold: Double
+    /// The border cue's framed fraction once it has judged (its minimum frames seen).
+    private var framedFraction: Double?
+    /// The re-capture cue's level once it has judged (faces big enough, its minimum frames).
+    private var highFrequencyShare: Double?
+    private let gate: Double
 
-    /// `livenessThreshold` (0–100, `liveness_threshold`) moves the decision along the score: 50
-    /// is `PassiveLiveness.threshold`, 0 accepts any face, 100 only a probability of 1.
+    /// `livenessThreshold` (0–100, `liveness_threshold`): the score every judged cue must reach.
     public init(livenessThreshold: Int = 50) {
-        threshold = Self.probability(score: max(0, min(100, livenessThreshold)))
+        gate = PassiveScore.gate(livenessThreshold)
     }
 
     /// A usable frame's detector reading (nil: not measured in this frame).
@@ -103,37 +179,56 @@ public struct PassiveLiveness: Sendable {
         if let frameDifference, differences.count < Self.noisePairs { differences.append(frameDifference) }
     }
 
+    /// The border and re-capture cues' current levels (nil: that cue has not judged yet).
+    public mutating func observe(framedFraction: Double?, highFrequencyShare: Double?) {
+        self.framedFraction = framedFraction
+        self.highFrequencyShare = highFrequencyShare
+    }
+
     public var readingsSeen: Int { readings.count }
+
+    /// The median frame difference once its pairs are measured.
+    var noiseLevel: Double? { differences.count >= Self.noisePairs ? Self.median(differences) : nil }
 
     /// Enough frame pairs measured, and they were not the same picture.
     public var noiseCleared: Bool {
-        differences.count >= Self.noisePairs && (Self.median(differences) ?? 0) >= Self.identicalDifference
+        guard let d = noiseLevel else { return false }
+        return PassiveScore.noise(d) >= gate
     }
 
     /// The median real probability so far (nil before any reading).
     public var realProbability: Double? { Self.median(readings) }
 
-    /// The decision, once there is enough evidence; the one place passive liveness is decided.
+    /// The score of the cues judged so far.
+    public var score: PassiveScore {
+        PassiveScore(realProbability: readings.count >= Self.frames ? Self.median(readings) : nil, frameDifference: noiseLevel,
+                     framedFraction: framedFraction, highFrequencyShare: highFrequencyShare)
+    }
+
+    /// The decision; the one place passive liveness is decided. A judged cue under the gate
+    /// refuses at once (the lowest one is named); live once the detector and the noise are in and
+    /// nothing is under the gate.
     public var verdict: PassiveVerdict {
-        if differences.count >= Self.noisePairs, let d = Self.median(differences), d < Self.identicalDifference {
-            return .spoof(.stillFrames(medianDifference: d), score: 0)
+        let score = self.score
+        if let low = score.lowest, low.score < gate {
+            let value = Int(low.score.rounded())
+            switch low.cue {
+            case .stillFrames: return .spoof(.stillFrames(medianDifference: noiseLevel ?? 0), score: value)
+            case .detector: return .spoof(.detector(realProbability: Self.median(readings) ?? 0), score: value)
+            case .border: return .spoof(.border(framedFraction: framedFraction ?? 0), score: value)
+            case .recapture: return .spoof(.recapture(highFrequencyShare: highFrequencyShare ?? 0), score: value)
+            }
         }
-        guard readings.count >= Self.frames, differences.count >= Self.noisePairs, let p = Self.median(readings) else {
-            return .pending
-        }
-        let score = Self.score(realProbability: p)
-        return p >= threshold ? .live(realProbability: p, score: score) : .spoof(.detector(realProbability: p), score: score)
+        guard score.detector != nil, score.stillFrames != nil, let p = Self.median(readings) else { return .pending }
+        return .live(realProbability: p, score: score.value)
     }
 
-    /// `liveness_score` from the detector's probability: piecewise linear, so that the shipped
-    /// threshold maps to 50 (the `liveness_threshold` default), 0 to 0 and 1 to 100.
+    /// `liveness_score` of the detector's probability alone (`PassiveScore.detector`, rounded).
     public static func score(realProbability p: Double) -> Int {
-        let p = max(0, min(1, p))
-        let s = p < threshold ? 50 * p / threshold : 50 + 50 * (p - threshold) / (1 - threshold)
-        return Int(s.rounded())
+        Int(PassiveScore.detector(max(0, min(1, p))).rounded())
     }
 
-    /// The probability a score stands for (the inverse of `score`).
+    /// The probability a detector score stands for (the inverse of `score`).
     static func probability(score: Int) -> Double {
         let s = Double(score)
         return s <= 50 ? threshold * s / 50 : threshold + (1 - threshold) * (s - 50) / 50

@@ -12,7 +12,10 @@ public struct ReplayCue: Sendable {
     /// ../shared/data the live selfie has 0 % framed frames and its screen replay 78 % (Docs/face.md).
     public let spoofFraction: Double
 
-    public init(minimumFrames: Int = 15, spoofFraction: Double = 0.2) {
+    /// The shipped `spoofFraction` (where `PassiveScore.border` is 50).
+    public static let defaultSpoofFraction = 0.2
+
+    public init(minimumFrames: Int = 15, spoofFraction: Double = defaultSpoofFraction) {
         self.minimumFrames = minimumFrames
         self.spoofFraction = spoofFraction
     }
@@ -34,5 +37,7 @@ public struct ReplayCue: Sendable {
 
     public var framedFraction: Double { framesSeen > 0 ? Double(framesFramed) / Double(framesSeen) : 0 }
 
+    /// The framed fraction once the cue may decide (nil before its minimum frames).
+    public var judgedFraction: Double? { framesSeen >= minimumFrames ? framedFraction : nil }
     public var isSpoof: Bool { framesSeen >= minimumFrames && framedFraction >= spoofFraction }
 }

@@ -111,6 +111,8 @@ func describe(_ v: PassiveVerdict) -> String {
     case .live(let p, let s): "LIVE (p \(fmt(p, 3)), score \(s))"
     case .spoof(.detector(let p), let s): "SPOOF detector (p \(fmt(p, 3)), score \(s))"
     case .spoof(.stillFrames(let d), _): "SPOOF still frames (difference \(fmt(d, 3)))"
+    case .spoof(.border(let f), let s): "SPOOF border (framed \(fmt(f, 2)), score \(s))"
+    case .spoof(.recapture(let h), let s): "SPOOF recapture (share \(fmt(h, 5)), score \(s))"
     }
 }
 

@@ -90,22 +90,32 @@ struct FaceAuthentication: Sendable {
         }
         var live = !s.liveness
         if s.liveness {
-            switch liveness.observe(landmarks: observation.landmarks, pose: observation.pose, at: now,
-                                    passive: .init(observation)) {
+            // The cues first: in passive modes their levels are part of the one passive score.
+            if let features = observation.recapture, let box = observation.box {
+                recaptureCue.observe(features, faceWidth: box.width)
+            }
+            if let mask = observation.borderMask { replayCue.observe(borderMask: mask) }
+            var evidence = FaceLivenessCheck.PassiveEvidence(observation)
+            evidence.framedFraction = replayCue.judgedFraction
+            evidence.highFrequencyShare = recaptureCue.level
+            switch liveness.observe(landmarks: observation.landmarks, pose: observation.pose, at: now, passive: evidence) {
             case .failedChallenge(let reason, let stepsDone):
                 return .failure(.spoof(.challenge(reason: reason, stepsDone: stepsDone), livenessScore: liveness.score))
             case .failedPassive(.detector(let p), let score):
                 return .failure(.spoof(.detector(realProbability: (p * 1000).rounded() / 1000), livenessScore: score))
             case .failedPassive(.stillFrames(let d), let score):
                 return .failure(.spoof(.stillFrames(medianDifference: (d * 1000).rounded() / 1000), livenessScore: score))
+            case .failedPassive(.border(let f), let score):
+                return .failure(.spoof(.border(framedFraction: (f * 100).rounded() / 100), livenessScore: score))
+            case .failedPassive(.recapture(let h), let score):
+                return .failure(.spoof(.recapture(highFrequencyShare: (h * 1e5).rounded() / 1e5), livenessScore: score))
             case .live: live = true
             case .pending: live = false
             }
             outcome.livenessScore = liveness.score
-            if let features = observation.recapture, let box = observation.box {
-                recaptureCue.observe(features, faceWidth: box.width)
-            }
-            if recaptureCue.isSpoof {
+            // Blink and challenge: the cues refuse at their own thresholds (passive modes: above,
+            // through the passive score and liveness_threshold).
+            if !s.livenessMode.isPassive, recaptureCue.isSpoof {
                 let share = ((recaptureCue.level ?? 0) * 1e5).rounded() / 1e5
                 return .failure(.spoof(.recapture(highFrequencyShare: share), livenessScore: outcome.livenessScore))
             }
@@ -114,10 +124,9 @@ struct FaceAuthentication: Sendable {
             // close that no border shows) on its first frames; the cue still refuses if it fires.
             if live, s.livenessMode != .passive, recaptureCue.level == nil,
                (observation.box?.width ?? 0) >= RecaptureCue.minimumFaceWidth { live = false }
-            if let mask = observation.borderMask { replayCue.observe(borderMask: mask) }
             // Passive: the border cue has seen its frames before a face may pass.
             if live, s.livenessMode.isPassive, replayCue.framesSeen < replayCue.minimumFrames { live = false }
-            if replayCue.isSpoof {
+            if !s.livenessMode.isPassive, replayCue.isSpoof {
                 let fraction = (replayCue.framedFraction * 100).rounded() / 100
                 return .failure(.spoof(.border(framedFraction: fraction), livenessScore: outcome.livenessScore))
             }

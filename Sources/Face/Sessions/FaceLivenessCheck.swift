@@ -24,12 +24,19 @@ public struct FaceLivenessCheck: Sendable {
         public var colour: Bool
         /// One face to work on (the detector's readings count only then).
         public var usable: Bool
+        /// The border cue's framed fraction once it has judged (`ReplayCue.judgedFraction`).
+        public var framedFraction: Double?
+        /// The re-capture cue's level once it has judged (`RecaptureCue.level`).
+        public var highFrequencyShare: Double?
 
-        public init(reading: AntispoofReading?, frameDifference: Double?, colour: Bool, usable: Bool) {
+        public init(reading: AntispoofReading?, frameDifference: Double?, colour: Bool, usable: Bool,
+                    framedFraction: Double? = nil, highFrequencyShare: Double? = nil) {
             self.reading = reading
             self.frameDifference = frameDifference
             self.colour = colour
             self.usable = usable
+            self.framedFraction = framedFraction
+            self.highFrequencyShare = highFrequencyShare
         }
 
         public init(_ observation: FaceObservation) {
@@ -45,7 +52,8 @@ public struct FaceLivenessCheck: Sendable {
     private(set) var blink: BlinkLiveness
     private(set) var challenge: ChallengeLiveness?
     private(set) var passive: PassiveLiveness?
-    /// The passive verdict once decided (it is not revised).
+    /// The passive verdict as of the last frame (a live verdict can still turn into a refusal
+    /// when the border or re-capture cue judges later).
     public private(set) var passiveVerdict = PassiveVerdict.pending
     /// A grey frame was seen in a passive mode: the detector cannot judge it, so the blink is
     /// asked for instead (Docs/face.md "Passive liveness", grey cameras).
@@ -82,8 +90,9 @@ public struct FaceLivenessCheck: Sendable {
                 if !evidence.colour { greyCamera = true }
                 p.observe(reading: evidence.usable && evidence.colour ? evidence.reading : nil, frameDifference: evidence.frameDifference)
             }
+            if let evidence { p.observe(framedFraction: evidence.framedFraction, highFrequencyShare: evidence.highFrequencyShare) }
             passive = p
-            if passiveVerdict == .pending { passiveVerdict = p.verdict }
+            passiveVerdict = p.verdict
             if case .spoof(let why, let score) = passiveVerdict { return .failedPassive(why, score: score) }
             if needsBlink, blink.phase != .keepStill, blinkAskedAt == nil { blinkAskedAt = now }
             // Grey: the detector gives no verdict, but a still picture must still be refused.
@@ -111,8 +120,9 @@ public struct FaceLivenessCheck: Sendable {
 
     /// `liveness_score` 0–100. Blink mode: 50 once the face held still, 75 with the eyes seen
     /// closed, 100 with the blink. Challenge mode: 40 once still, + 40 shared by the moves done,
-    /// + 20 for the blink. Passive: the detector's median real probability mapped so that its
-    /// threshold is 50 (`PassiveLiveness.score`); passive+blink: the lower of that and the blink's.
+    /// + 20 for the blink. Passive: the lowest of the judged cues (`PassiveScore`: detector,
+    /// frame noise, border, re-capture; each 50 where it refuses); passive+blink: the lower of that
+    /// and the blink's; a grey camera in passive mode: the lower of the cues and the blink's.
     /// A fired presentation-attack cue caps it at 20 (the spoof error says so).
     public var score: Int {
         if passive != nil {
@@ -120,7 +130,7 @@ public struct FaceLivenessCheck: Sendable {
             case .pending: nil
             case .live(_, let s), .spoof(_, let s): s
             }
-            if greyCamera { return blink.score }
+            if greyCamera { return min(blink.score, passive?.score.lowest.map { Int($0.score.rounded()) } ?? 100) }
             guard let passiveScore else { return 0 }
             return mode == .passiveBlink ? min(passiveScore, blink.score) : passiveScore
         }
