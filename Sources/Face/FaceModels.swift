@@ -23,10 +23,16 @@ public final class FaceModels: @unchecked Sendable {
     private let models: OpaquePointer
     /// The passive presentation-attack detector's networks (optional models).
     private let spoofModels: OpaquePointer?
-    private let idle = Mutex<[(engine: UInt, spoof: UInt)]>([])  // idle engines, as addresses (spoof 0: none)
+    /// The second face network (MobileFaceNet, ArcFace loss; optional model).
+    private let recognizerModels: OpaquePointer?
+    private let idle = Mutex<[(engine: UInt, spoof: UInt, recognizer: UInt)]>([])  // idle engines, as addresses (0: none)
     public let usesYuNet: Bool
     /// Whether the passive liveness detector (MiniFASNetV2 + MiniFASNetV1SE) is loaded.
     public var hasAntispoof: Bool { spoofModels != nil }
+    /// Whether the second face network is loaded (fused recognition, v2 templates).
+    public var hasRecognizer: Bool { recognizerModels != nil }
+    /// The second network's file name (Docs/face.md "Two networks, one score").
+    public static let recognizerName = "mobilefacenet_arcface_cv46.onnx"
 
     /// The two anti-spoofing model files (Docs/face.md "Passive liveness").
     public struct AntispoofFiles: Sendable, Equatable {
@@ -46,21 +52,33 @@ public final class FaceModels: @unchecked Sendable {
 
     /// Loads from explicit paths; `yunet` nil selects the HOG detector; `antispoof` nil leaves
     /// passive liveness out (blink and challenge do not need it).
-    public init(shape68: String, resnet: String, yunet: String?, antispoof: AntispoofFiles? = nil) throws(FaceError) {
+    /// `recognizer` nil leaves the second network out (templates are then dlib-only, v1).
+    public init(shape68: String, resnet: String, yunet: String?, antispoof: AntispoofFiles? = nil,
+                recognizer: String? = nil) throws(FaceError) {
         var status = CVIS_OK
+        var second: OpaquePointer?
+        if let recognizer {
+            guard let r = cvis_recognizer_models_load(recognizer, &status) else {
+                throw .modelMissing("the recognizer model does not load: \(String(cString: cvis_last_error()))")
+            }
+            second = r
+        }
         var spoof: OpaquePointer?
         if let antispoof {
             guard let s = cvis_antispoof_models_load(antispoof.v2, antispoof.v1se, &status) else {
+                if let second { cvis_recognizer_models_free(second) }
                 throw .modelMissing("anti-spoofing models do not load: \(String(cString: cvis_last_error()))")
             }
             spoof = s
         }
         guard let m = cvis_face_models_load(yunet, shape68, resnet, &status) else {
             if let spoof { cvis_antispoof_models_free(spoof) }
+            if let second { cvis_recognizer_models_free(second) }
             throw .modelMissing("face models do not load: \(String(cString: cvis_last_error()))")
         }
         models = m
         spoofModels = spoof
+        recognizerModels = second
         usesYuNet = cvis_face_models_has_yunet(m) != 0
     }
 
@@ -69,10 +87,12 @@ public final class FaceModels: @unchecked Sendable {
             for item in list {
                 cvis_face_engine_free(OpaquePointer(bitPattern: item.engine))
                 if item.spoof != 0 { cvis_antispoof_free(OpaquePointer(bitPattern: item.spoof)) }
+                if item.recognizer != 0 { cvis_recognizer_free(OpaquePointer(bitPattern: item.recognizer)) }
             }
         }
         cvis_face_models_free(models)
         if let spoofModels { cvis_antispoof_models_free(spoofModels) }
+        if let recognizerModels { cvis_recognizer_models_free(recognizerModels) }
     }
 
     /// Runs `body` with an engine no other thread is using.
@@ -80,9 +100,11 @@ public final class FaceModels: @unchecked Sendable {
         let reused = idle.withLock { $0.popLast() }
         let pointer: OpaquePointer
         var spoof: OpaquePointer?
+        var second: OpaquePointer?
         if let reused {
             pointer = OpaquePointer(bitPattern: reused.engine)!
             spoof = OpaquePointer(bitPattern: reused.spoof)
+            second = OpaquePointer(bitPattern: reused.recognizer)
         } else {
             var status = CVIS_OK
             guard let p = cvis_face_engine_create(models, &status) else {
@@ -96,9 +118,21 @@ public final class FaceModels: @unchecked Sendable {
                 }
                 spoof = s
             }
+            if let recognizerModels {
+                guard let r = cvis_recognizer_create(recognizerModels, &status) else {
+                    cvis_face_engine_free(p)
+                    if let spoof { cvis_antispoof_free(spoof) }
+                    throw FaceError.native(String(cString: cvis_last_error()))
+                }
+                second = r
+            }
         }
-        defer { idle.withLock { $0.append((UInt(bitPattern: pointer), spoof.map { UInt(bitPattern: $0) } ?? 0)) } }
-        return try body(FaceEngine(pointer: pointer, spoof: spoof))
+        defer {
+            idle.withLock {
+                $0.append((UInt(bitPattern: pointer), spoof.map { UInt(bitPattern: $0) } ?? 0, second.map { UInt(bitPattern: $0) } ?? 0))
+            }
+        }
+        return try body(FaceEngine(pointer: pointer, spoof: spoof, recognizer: second))
     }
 }
 
@@ -107,6 +141,8 @@ public struct FaceEngine {
     let pointer: OpaquePointer
     /// This thread's anti-spoofing networks, when the models are loaded.
     let spoof: OpaquePointer?
+    /// This thread's second face network, when its model is loaded.
+    let recognizer: OpaquePointer?
 
     public struct Detection: Sendable, Equatable {
         public var box: FaceBox
@@ -139,6 +175,42 @@ public struct FaceEngine {
         }
         guard status == CVIS_OK else { return nil }
         return AntispoofReading(real: Double(out.0), v2: Double(out.1), v1se: Double(out.2))
+    }
+
+    /// The second network's unit embedding (MobileFaceNet, ArcFace loss, 128-d) of the face with
+    /// these 68 landmarks, aligned on the ArcFace five points; `mirrored` also embeds the mirror
+    /// (twice the cost: stored templates only). Nil without the model.
+    public func secondEmbedding(_ image: ImageRef, landmarks: Landmarks, mirrored: Bool) throws(FaceError) -> [Float]? {
+        guard let recognizer else { return nil }
+        var points = [Float](repeating: 0, count: 10)
+        var out = [Float](repeating: 0, count: 128)
+        guard cvis_recognizer_points(landmarks.flat, &points) == CVIS_OK,
+              cvis_recognizer_embed(recognizer, image.view, points, mirrored ? 1 : 0, &out, nil) == CVIS_OK
+        else { throw .native(String(cString: cvis_last_error())) }
+        return out
+    }
+
+    /// For evaluation: the second network's aligned 112×112 BGR chip of the face (what it sees).
+    public func secondChip(_ image: ImageRef, landmarks: Landmarks) throws(FaceError) -> [UInt8]? {
+        guard let recognizer else { return nil }
+        var points = [Float](repeating: 0, count: 10)
+        var out = [Float](repeating: 0, count: 128)
+        var chip = [UInt8](repeating: 0, count: 112 * 112 * 3)
+        guard cvis_recognizer_points(landmarks.flat, &points) == CVIS_OK,
+              cvis_recognizer_embed(recognizer, image.view, points, 0, &out, &chip) == CVIS_OK
+        else { throw .native(String(cString: cvis_last_error())) }
+        return chip
+    }
+
+    /// For evaluation: the second network's raw outputs of the chip and of its mirror (256 floats).
+    public func secondDescriptors(_ image: ImageRef, landmarks: Landmarks) throws(FaceError) -> [Float]? {
+        guard let recognizer else { return nil }
+        var points = [Float](repeating: 0, count: 10)
+        var out = [Float](repeating: 0, count: 256)
+        guard cvis_recognizer_points(landmarks.flat, &points) == CVIS_OK,
+              cvis_recognizer_raw(recognizer, image.view, points, &out) == CVIS_OK
+        else { throw .native(String(cString: cvis_last_error())) }
+        return out
     }
 
     public func landmarks(_ image: ImageRef, box: FaceBox) throws(FaceError) -> Landmarks {

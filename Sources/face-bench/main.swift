@@ -805,12 +805,15 @@ case "lfw":
 case "lfw-views":
     let count = arguments.firstIndex(of: "--count").flatMap { Int(arguments[$0 + 1]) } ?? 26
     runLFWViews(count: max(2, min(42, count)))
+case "lfw-fusion": runLFWFusion()
+case "second-chips": runSecondChips(Array(arguments.dropFirst()))
+case "second-stages": runSecondStages()
 case "attempts": runAttempts()
 case "stages": runStages()
 case "preview": runPreview()
 case "memory": runMemory()
 case "identify": runIdentify()
 default:
-    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | identify | spoof | blink | eyes [--series] | poses CLIP | challenge [--trace MOVES RANGES] | recapture | passive | passive-sessions [--blink]")
+    print("usage: biometricd-face-bench lfw [--write] [--enrol V] [--probe V] (V: single|mirrored|jittered) | attempts [--frames K] [--cap N] [--write] | lfw-fusion [--nested] [--sweep] [--errors] [--cache-only] | second-stages | second-chips FILE… | lfw-views [--count N] [--alignment 1|2|3] [--hog] [--errors] | stages | preview | identify | spoof | blink | eyes [--series] | poses CLIP | challenge [--trace MOVES RANGES] | recapture | passive | passive-sessions [--blink]")
     exit(2)
 }

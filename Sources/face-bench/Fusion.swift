@@ -1,0 +1,377 @@
+// lfw-fusion: the second network (MobileFaceNet, ArcFace loss) alone and fused with dlib's ResNet
+// on LFW (issue 23, part 3). The dlib views come from the `lfw-views --count 8` cache; the second
+// network's raw chip and mirror outputs are computed once and cached in .build/.
+import BiometricCamera
+import BiometricFace
+import COpenBLAS
+import Foundation
+
+/// The second network's model: ./models, else the shared folder.
+func recognizerPath() -> String {
+    let local = modelsDir + "/" + FaceModels.recognizerName
+    if FileManager.default.fileExists(atPath: local) { return local }
+    return repo + "/../shared/models/recognizer/" + FaceModels.recognizerName
+}
+
+/// Raw chip and mirror outputs (256 floats per image) of the second network, `files` order.
+func computeSecond(_ files: [String]) -> [Float] {
+    let cache = repo + "/.build/lfw-mobilefacenet-raw.bin"
+    if let blob = FileManager.default.contents(atPath: cache), blob.count == files.count * 256 * 4 {
+        say("second network: raw outputs from \(cache)")
+        return blob.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+    let models: FaceModels
+    do {
+        models = try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+                                resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
+                                yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
+    } catch { fatalError("models: \(error)") }
+    final class Store: @unchecked Sendable {
+        var data: [Float]
+        var failed = 0
+        let lock = NSLock()
+        init(_ n: Int) { data = [Float](repeating: 0, count: n) }
+    }
+    let store = Store(files.count * 256)
+    let start = now()
+    let threads = ProcessInfo.processInfo.activeProcessorCount
+    DispatchQueue.concurrentPerform(iterations: threads) { t in
+        var i = t
+        while i < files.count {
+            defer { i += threads }
+            guard let frame = readFrame(shared + "/faces/lfw/images/" + files[i]) else { continue }
+            let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
+            // The same face and landmarks as computeViews (the dlib cache): the detection nearest the centre.
+            let d = try? models.withEngine { engine -> [Float]? in
+                let found = try engine.detect(image, minSize: 30)
+                let central = FaceBox(x: 68, y: 68, width: 114, height: 124)
+                let box = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }?.box
+                let landmarks = try engine.landmarks(image, box: box ?? central)
+                return try engine.secondDescriptors(image, landmarks: landmarks)
+            }
+            store.lock.lock()
+            if let d { store.data.replaceSubrange((i * 256)..<((i + 1) * 256), with: d) } else { store.failed += 1 }
+            store.lock.unlock()
+            if t == 0, i % 500 == 0 { say("  \(i)/\(files.count) \(fmt(now() - start, 0)) s") }
+        }
+    }
+    let seconds = now() - start
+    say("second network: \(files.count) images (chip + mirror) in \(fmt(seconds, 0)) s, \(fmt(seconds / Double(files.count) * 1000, 1)) ms/image wall on \(threads) threads; \(store.failed) failed")
+    _ = store.data.withUnsafeBufferPointer { FileManager.default.createFile(atPath: cache, contents: Data(buffer: $0)) }
+    return store.data
+}
+
+func unit(_ v: [Float]) -> [Float] {
+    let n = v.map { $0 * $0 }.reduce(0, +).squareRoot()
+    return n > 0 ? v.map { $0 / n } : v
+}
+
+/// One embedding per image for each side of a comparison (template side A, probe side B),
+/// unit vectors of any dimension: the distance between them is what is scored.
+struct SidedEmbeddings {
+    let dim: Int
+    var a: [Float]
+    var b: [Float]
+}
+
+/// Distances of the View-2 pairs, 10-fold accuracy (threshold on 9 folds, tested on the 10th, any
+/// distance 0–2), and TAR at FAR 1e-3…1e-5 over all cross-identity pairs (A of the first image
+/// against B of the second), with the impostor histogram (4000 bins over 0–2).
+@discardableResult
+func evaluateSided(_ e: SidedEmbeddings, files: [String], folds: [[Pair]], label: String) -> (impostor: [Int], bins: Int, accuracy: Double, tar5: Double) {
+    let n = files.count, dim = e.dim
+    let index = Dictionary(uniqueKeysWithValues: files.enumerated().map { ($1, $0) })
+    func distance(_ i: Int, _ j: Int) -> Double {
+        var s: Float = 0
+        for k in 0..<dim { s += e.a[i * dim + k] * e.b[j * dim + k] }
+        return Double(max(0, 2 - 2 * s)).squareRoot()
+    }
+    let scored = folds.map { $0.map { p in (distance(index[p.a]!, index[p.b]!), p.same) } }
+    var accuracies: [Double] = []
+    for k in 0..<scored.count {
+        let train = scored.enumerated().filter { $0.offset != k }.flatMap(\.element).sorted { $0.0 < $1.0 }
+        // Sweep every cut between consecutive training distances.
+        let impostors = train.filter { !$0.1 }.count
+        var correct = impostors, best = impostors, bestT = 0.0
+        for (m, s) in train.enumerated() {
+            correct += s.1 ? 1 : -1
+            if correct > best, m + 1 < train.count { best = correct; bestT = (s.0 + train[m + 1].0) / 2 }
+        }
+        accuracies.append(Double(scored[k].filter { ($0.0 < bestT) == $0.1 }.count) / Double(scored[k].count))
+    }
+    let mean = accuracies.reduce(0, +) / Double(accuracies.count)
+    let std = (accuracies.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(accuracies.count)).squareRoot()
+
+    let ids = files.map { String($0.split(separator: "/")[0]) }
+    let bins = 4000
+    var impostor = [Int](repeating: 0, count: bins + 1), genuine = impostor
+    let block = 512
+    var dots = [Float](repeating: 0, count: block * n)
+    var i0 = 0
+    while i0 < n {
+        let rows = min(block, n - i0)
+        e.a.withUnsafeBufferPointer { pa in
+            e.b.withUnsafeBufferPointer { pb in
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(n), Int32(dim), 1,
+                            pa.baseAddress! + i0 * dim, Int32(dim), pb.baseAddress, Int32(dim), 0, &dots, Int32(n))
+            }
+        }
+        for r in 0..<rows {
+            let i = i0 + r
+            for j in (i + 1)..<n {
+                let dd = Double(max(0, 2 - 2 * dots[r * n + j])).squareRoot()
+                let bin = min(bins, Int(dd / 2 * Double(bins)))
+                if ids[i] == ids[j] { genuine[bin] += 1 } else { impostor[bin] += 1 }
+            }
+        }
+        i0 += rows
+    }
+    let it = impostor.reduce(0, +), gt = genuine.reduce(0, +)
+    var tars: [Double] = []
+    for far in [1e-3, 1e-4, 1e-5] {
+        var ci = 0, cg = 0, best = 0
+        for b in 0...bins {
+            ci += impostor[b]; cg += genuine[b]
+            if Double(ci) / Double(it) <= far { best = cg } else { break }
+        }
+        tars.append(Double(best) / Double(gt) * 100)
+    }
+    say("\(label): LFW 10-fold \(fmt(mean * 100, 2)) % ± \(fmt(std * 100, 2)); all pairs (\(gt) genuine, \(it) impostor): TAR \(tars.map { fmt($0, 2) }.joined(separator: " / ")) % at FAR 1e-3/1e-4/1e-5")
+    return (impostor, bins, mean, tars[2])
+}
+
+/// Impostor mean and standard deviation of the cosine A·B over the View-2 impostor pairs.
+func impostorStats(_ a: [Float], _ b: [Float], dim: Int, pairs: [Pair], index: [String: Int]) -> (Double, Double) {
+    let c = pairs.filter { !$0.same }.map { p -> Double in
+        let i = index[p.a]!, j = index[p.b]!
+        var s: Float = 0
+        for k in 0..<dim { s += a[i * dim + k] * b[j * dim + k] }
+        return Double(s)
+    }
+    let m = c.reduce(0, +) / Double(c.count)
+    return (m, (c.map { ($0 - m) * ($0 - m) }.reduce(0, +) / Double(c.count)).squareRoot())
+}
+
+func runLFWFusion() {
+    let folds = lfwPairs()
+    let files = Array(Set(folds.flatMap { $0.flatMap { [$0.a, $0.b] } })).sorted()
+    let index = Dictionary(uniqueKeysWithValues: files.enumerated().map { ($1, $0) })
+    let dlib = computeViews(files, views: 8, models: loadModels())
+    let raw = computeSecond(files)
+    if arguments.contains("--cache-only") { return }
+    let n = files.count
+    // dlib as shipped: jittered template (8 views) against a mirrored probe (2 views).
+    var dA = [Float](), dB = [Float]()
+    // Second network: template chip + mirror; probe chip alone (the per-frame budget) or chip + mirror.
+    var sA = [Float](), sChip = [Float](), sMirrored = [Float]()
+    for i in 0..<n {
+        dA += dlib.embedding(i, Array(0..<8))
+        dB += dlib.embedding(i, [0, 1])
+        let chip = Array(raw[(i * 256)..<(i * 256 + 128)]), mirror = Array(raw[(i * 256 + 128)..<(i * 256 + 256)])
+        let both = unit(zip(chip, mirror).map { $0 + $1 })
+        sA += both
+        sMirrored += both
+        sChip += unit(chip)
+    }
+    if arguments.contains("--errors") {
+        // The View-2 genuine pairs the second network scores lowest, beside dlib's cosine.
+        func cos(_ x: [Float], _ y: [Float], _ i: Int, _ j: Int) -> Double {
+            Double((0..<128).map { x[i * 128 + $0] * y[j * 128 + $0] }.reduce(0, +))
+        }
+        let genuine = folds.flatMap { $0 }.filter(\.same).map { p -> (Double, Double, Pair) in
+            let i = index[p.a]!, j = index[p.b]!
+            return (cos(sA, sChip, i, j), cos(dA, dB, i, j), p)
+        }.sorted { $0.0 < $1.0 }
+        for (c2, c1, p) in genuine.prefix(40) { say("genuine second \(fmt(c2, 3)) dlib \(fmt(c1, 3)) \(p.a) \(p.b)") }
+        return
+    }
+    if !arguments.contains("--nested") {
+        evaluateSided(SidedEmbeddings(dim: 128, a: dA, b: dB), files: files, folds: folds, label: "dlib (jittered vs mirrored), as shipped")
+        evaluateSided(SidedEmbeddings(dim: 128, a: sA, b: sChip), files: files, folds: folds, label: "second network (chip+mirror vs chip)")
+        evaluateSided(SidedEmbeddings(dim: 128, a: sA, b: sMirrored), files: files, folds: folds, label: "second network (chip+mirror vs chip+mirror)")
+    }
+    let all = folds.flatMap { $0 }
+    let (m1, s1) = impostorStats(dA, dB, dim: 128, pairs: all, index: index)
+    let (m2, s2) = impostorStats(sA, sChip, dim: 128, pairs: all, index: index)
+    say("impostor cosine (View-2 impostor pairs): dlib \(fmt(m1, 4)) ± \(fmt(s1, 4)), second \(fmt(m2, 4)) ± \(fmt(s2, 4)); z-score weights dlib:second = \(fmt(1 / s1, 2)):\(fmt(1 / s2, 2)) → dlib share \(fmt(s2 / (s1 + s2), 3))")
+    // z-scored cosines averaged = a weighted sum of the two cosines = the cosine of the
+    // concatenated vectors [√w·dlib, √(1−w)·second]: one unit 256-d embedding, one distance.
+    func fused(_ w: Double, probeMirrored: Bool) -> SidedEmbeddings {
+        let x = Float(w.squareRoot()), y = Float((1 - w).squareRoot())
+        var a = [Float](repeating: 0, count: n * 256), b = a
+        let probe = probeMirrored ? sMirrored : sChip
+        for i in 0..<n {
+            for k in 0..<128 {
+                a[i * 256 + k] = x * dA[i * 128 + k]; a[i * 256 + 128 + k] = y * sA[i * 128 + k]
+                b[i * 256 + k] = x * dB[i * 128 + k]; b[i * 256 + 128 + k] = y * probe[i * 128 + k]
+            }
+        }
+        return SidedEmbeddings(dim: 256, a: a, b: b)
+    }
+    let zShare = s2 / (s1 + s2)
+    if arguments.contains("--nested") {
+      var dChip = [Float]()
+      for i in 0..<n { dChip += dlib.embedding(i, [0]) }
+      let configs: [(String, [Float], [Float])] = [("probe dlib chip+mirror, second chip", dB, sChip),
+                                                   ("probe dlib chip, second chip+mirror", dChip, sMirrored),
+                                                   ("probe dlib chip, second chip", dChip, sChip),
+                                                   ("probe dlib chip+mirror, second chip+mirror", dB, sMirrored)]
+      for (name, dProbe, sProbe) in configs {
+        say("# \(name)")
+        // The dlib share chosen on the 9 training folds of each fold (with its threshold), tested
+        // on the 10th: the share is a trained parameter, so it must not see the test fold.
+        let grid = stride(from: 0.80, through: 0.995, by: 0.005).map { $0 }
+        func pairDistances(_ w: Double) -> [[(Double, Bool)]] {
+            let x = Float(w), y = Float(1 - w)
+            return folds.map { $0.map { p in
+                let i = index[p.a]!, j = index[p.b]!
+                var c1: Float = 0, c2: Float = 0
+                for k in 0..<128 { c1 += dA[i * 128 + k] * dProbe[j * 128 + k]; c2 += sA[i * 128 + k] * sProbe[j * 128 + k] }
+                return (Double(max(0, 2 - 2 * (x * c1 + y * c2))).squareRoot(), p.same)
+            } }
+        }
+        func best(_ train: [(Double, Bool)]) -> (accuracy: Double, threshold: Double) {
+            let sorted = train.sorted { $0.0 < $1.0 }
+            let impostors = sorted.filter { !$0.1 }.count
+            var correct = impostors, top = impostors, t = 0.0
+            for (m, s) in sorted.enumerated() {
+                correct += s.1 ? 1 : -1
+                if correct > top, m + 1 < sorted.count { top = correct; t = (s.0 + sorted[m + 1].0) / 2 }
+            }
+            return (Double(top) / Double(sorted.count), t)
+        }
+        let byShare = grid.map { pairDistances($0) }
+        var accuracies: [Double] = [], chosen: [Double] = []
+        for k in 0..<folds.count {
+            var pick = (share: grid[0], acc: -1.0, t: 0.0)
+            for (g, w) in grid.enumerated() {
+                let train = byShare[g].enumerated().filter { $0.offset != k }.flatMap(\.element)
+                let b = best(train)
+                if b.accuracy > pick.acc { pick = (w, b.accuracy, b.threshold) }
+            }
+            let g = grid.firstIndex(of: pick.share)!
+            accuracies.append(Double(byShare[g][k].filter { ($0.0 < pick.t) == $0.1 }.count) / Double(byShare[g][k].count))
+            chosen.append(pick.share)
+        }
+        let mean = accuracies.reduce(0, +) / Double(accuracies.count)
+        let std = (accuracies.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(accuracies.count)).squareRoot()
+        say("nested: dlib share chosen on the training folds \(chosen.map { fmt($0, 3) }.joined(separator: " ")); LFW 10-fold \(fmt(mean * 100, 2)) % ± \(fmt(std * 100, 2)) (folds \(accuracies.map { fmt($0 * 100, 1) }.joined(separator: " ")))")
+        for (g, w) in grid.enumerated() where g % 4 == 0 && name.hasPrefix("probe dlib chip+mirror, second chip") {
+            let all = byShare[g].flatMap { $0 }
+            say("  share \(fmt(w, 3)): best accuracy over all 6000 pairs \(fmt(best(all).accuracy * 100, 2)) %")
+        }
+        let shares = Set(chosen).sorted()
+        for w in shares {
+            let x = Float(w.squareRoot()), y = Float((1 - w).squareRoot())
+            var a = [Float](repeating: 0, count: n * 256), b = a
+            for i in 0..<n {
+                for k in 0..<128 {
+                    a[i * 256 + k] = x * dA[i * 128 + k]; a[i * 256 + 128 + k] = y * sA[i * 128 + k]
+                    b[i * 256 + k] = x * dProbe[i * 128 + k]; b[i * 256 + 128 + k] = y * sProbe[i * 128 + k]
+                }
+            }
+            let r = evaluateSided(SidedEmbeddings(dim: 256, a: a, b: b), files: files, folds: folds, label: "fused (\(name)), dlib share \(fmt(w, 3))")
+            printScale(r.impostor, bins: r.bins)
+        }
+      }
+      return
+    }
+    var shares = [zShare]
+    if arguments.contains("--sweep") { shares += [0.5, 0.7, 0.8, 0.85, 0.9, 0.95] }
+    for w in shares {
+        evaluateSided(fused(w, probeMirrored: false), files: files, folds: folds,
+                      label: "fused, dlib share \(fmt(w, 3)) (template: dlib jittered + second chip+mirror; probe: dlib mirrored + second chip)")
+    }
+    evaluateSided(fused(zShare, probeMirrored: true), files: files, folds: folds, label: "fused, dlib share \(fmt(zShare, 3)), second probe chip+mirror")
+}
+
+/// Writes the second network's chips of LFW images (PPM) to /tmp, for looking at alignment failures.
+func runSecondChips(_ names: [String]) {
+    let models: FaceModels
+    do {
+        models = try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+                                resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
+                                yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
+    } catch { fatalError("models: \(error)") }
+    for name in names {
+        guard let frame = readFrame(shared + "/faces/lfw/images/" + name) else { continue }
+        let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
+        let chip = try? models.withEngine { engine -> [UInt8]? in
+            let found = try engine.detect(image, minSize: 30)
+            let box = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }?.box
+            let landmarks = try engine.landmarks(image, box: box ?? FaceBox(x: 68, y: 68, width: 114, height: 124))
+            say("\(name): box \(box.map { "\(Int($0.x)),\(Int($0.y)) \(Int($0.width))x\(Int($0.height))" } ?? "none")")
+            return try engine.secondChip(image, landmarks: landmarks)
+        }
+        guard let chip else { continue }
+        var ppm = Data("P6 112 112 255\n".utf8)
+        for k in 0..<(112 * 112) { ppm.append(contentsOf: [chip[3 * k + 2], chip[3 * k + 1], chip[3 * k]]) }
+        let out = "/tmp/chip-" + name.replacingOccurrences(of: "/", with: "_") + ".ppm"
+        FileManager.default.createFile(atPath: out, contents: ppm)
+    }
+}
+
+/// What the second network adds per verify frame, against dlib's live probe in the same process:
+/// a 640×480 frame with an LFW face, landmarks once, then each embedding timed (median of rounds
+/// of 20, interleaved so both see the same machine load).
+func runSecondStages() {
+    guard let face = readFrame(shared + "/faces/lfw/images/Aaron_Eckhart/Aaron_Eckhart_0001.jpg") else { fatalError("no LFW image") }
+    let (w, h) = (640, 480)
+    var pixels = [UInt8](repeating: 110, count: w * h * 3)
+    for y in 0..<375 { for x in 0..<375 {
+        let sx = x * 250 / 375, sy = y * 250 / 375
+        for c in 0..<3 { pixels[((y + 52) * w + x + 132) * 3 + c] = face.bgr!.pointer[(sy * 250 + sx) * 3 + c] }
+    } }
+    let models: FaceModels
+    do {
+        models = try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+                                resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
+                                yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
+    } catch { fatalError("models: \(error)") }
+    pixels.withUnsafeBufferPointer { buffer in
+        let image = ImageRef(pixels: buffer.baseAddress!, width: w, height: h, channels: 3)
+        _ = try? models.withEngine { engine in
+            let box = try engine.detect(image)[0].box
+            let landmarks = try engine.landmarks(image, box: box)
+            let stages: [(String, () throws -> Void)] = [
+                ("dlib, chip + mirror (today's live probe)", { _ = try engine.embed(image, landmarks: landmarks, views: .mirrored) }),
+                ("second network, chip (live probe)", { _ = try engine.secondEmbedding(image, landmarks: landmarks, mirrored: false) }),
+                ("second network, chip + mirror (stored template)", { _ = try engine.secondEmbedding(image, landmarks: landmarks, mirrored: true) }),
+                ("dlib, 8 chips (stored template)", { _ = try engine.embed(image, landmarks: landmarks, views: .jittered) }),
+            ]
+            var times = [[Double]](repeating: [], count: stages.count)
+            for (_, body) in stages { try body() }  // warm up
+            for _ in 0..<7 {
+                for (k, (_, body)) in stages.enumerated() {
+                    let t = now()
+                    for _ in 0..<20 { try body() }
+                    times[k].append((now() - t) / 20 * 1000)
+                }
+            }
+            let medians = times.map { $0.sorted()[$0.count / 2] }
+            for (k, (label, _)) in stages.enumerated() {
+                say("\(label): \(fmt(medians[k], 2)) ms (rounds: \(times[k].map { fmt($0, 1) }.joined(separator: " ")))")
+            }
+            say("per verify frame the second network adds \(fmt(medians[1], 2)) ms = \(fmt(medians[1] / medians[0] * 100, 0)) % of dlib's live probe (\(fmt(medians[0], 2)) ms)")
+        }
+    }
+}
+
+/// The SPEC §4 scale on a distance's impostor histogram: where FAR 1e-2…1e-5 fall (direct
+/// counts), and 1e-6 from a straight line in log10 FAR fitted over FAR 1e-6…1e-3 (as `lfw --write`).
+func printScale(_ impostor: [Int], bins: Int) {
+    let total = Double(impostor.reduce(0, +))
+    var cum = 0, fit: [(Double, Double)] = [], at: [Double: Double] = [:]
+    for b in 0...bins {
+        cum += impostor[b]
+        let d = Double(b + 1) / Double(bins) * 2, lf = log10(Double(max(cum, 1)) / total)
+        if cum >= 30, lf <= -3, lf >= -6 { fit.append((d, lf)) }
+        for far in [1e-2, 1e-3, 1e-4, 1e-5] where at[far] == nil && Double(cum) / total > far { at[far] = Double(b) / Double(bins) * 2 }
+    }
+    let nf = Double(fit.count)
+    let mx = fit.map(\.0).reduce(0, +) / nf, my = fit.map(\.1).reduce(0, +) / nf
+    let slope = fit.map { ($0.0 - mx) * ($0.1 - my) }.reduce(0, +) / fit.map { ($0.0 - mx) * ($0.0 - mx) }.reduce(0, +)
+    let intercept = my - slope * mx
+    let rows = [1e-2, 1e-3, 1e-4, 1e-5].map { far in "score \(Int(-12 * log10(far))) (FAR \(String(format: "%.0e", far))) at distance \(fmt(at[far] ?? .nan, 4))" }
+    say("  scale: " + rows.joined(separator: "; ") + "; score 72 (FAR 1e-6) at \(fmt((-6 - intercept) / slope, 4)) (tail log10 FAR = \(fmt(intercept, 3)) + \(fmt(slope, 3))·d over \(fit.count) points)")
+}
