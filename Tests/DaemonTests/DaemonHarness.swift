@@ -23,9 +23,10 @@ final class DaemonProcess {
     var removeFiles = true
 
     /// `root` reuses a stopped daemon's folder (state, key) for a restart; `user` runs the daemon
-    /// as that user when the tests run as root (test hooks are refused by a root daemon).
+    /// as that user when the tests run as root (test hooks are refused by a root daemon);
+    /// `environment` is added to the test's own (e.g. INVOCATION_ID: a production instance).
     init(cameras: [String], extraArguments: [String] = [], root existing: String? = nil, user: String? = nil,
-         prepare: ((String) throws -> Void)? = nil) throws {
+         environment: [String: String] = [:], prepare: ((String) throws -> Void)? = nil) throws {
         let binary = productsDirectory + "/biometricd"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw XCTSkip("\(binary) missing: run `swift build` before `swift test`")
@@ -47,6 +48,9 @@ final class DaemonProcess {
         } else {
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         process.standardError = FileHandle(forWritingAtPath: logPath)
         process.standardOutput = FileHandle.nullDevice

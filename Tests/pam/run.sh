@@ -443,7 +443,10 @@ real_daemon_cases() {
     chmod 755 "$T/real"
     # The real daemon (as root: a root-owned socket) on three replay cameras: the live clip of
     # the enrolled person, the same person replayed on a screen, and another person's photos.
+    # A root daemon refuses virtual cameras (replay included) on the login path by default
+    # (face_liveness_refuse_virtual=pam); these cases test liveness on the clips, so allow them.
     "$bin/biometricd" --socket "$rs" --state-dir "$T/real/state" --models "$models" \
+        --set face_liveness_refuse_virtual=no \
         --camera "replay:$video/tran_live/video.mp4?fps=30&loop=true" \
         --camera "replay:$video/tran_replay_screen/video.mp4?fps=30&loop=true" \
         --camera "replay:$lfw/Colin_Powell?fps=10&loop=true" >"$T/real.log" 2>&1 &
