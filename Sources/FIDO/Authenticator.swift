@@ -108,7 +108,7 @@ public actor CTAP2Authenticator {
         let pinSet = await pins.isSet()
         return .map([
             .init(0x01, .array(["FIDO_2_0", "FIDO_2_1"])),
-            .init(0x02, .array(["credProtect"])),
+            .init(0x02, .array(["credProtect", "hmac-secret"])),
             .init(0x03, .bytes(configuration.aaguid)),
             .init(0x04, .map([
                 .init("rk", true), .init("up", true), .init("uv", true), .init("clientPin", .bool(pinSet)),
@@ -185,6 +185,7 @@ struct PendingAssertions: Sendable {
     var clientDataHash: [UInt8]
     var rpIDHash: [UInt8]
     var flags: UInt8
+    var hmac: HMACSecretRequest?
     var expires: ContinuousClock.Instant
 }
 

@@ -35,6 +35,7 @@ extension CTAP2Authenticator {
         let extensions = try p.optionalMap(6)
         let credProtect = try extensions?.optionalInt("credProtect")
         if let credProtect, !(1...3).contains(credProtect) { throw CTAPStatus.invalidParameter }
+        let hmacSecret = try extensions?.optionalBool("hmac-secret") ?? false
         if p[0x0a] != nil { throw CTAPStatus.invalidParameter }  // no enterprise attestation
         let rpIDHash = sha256(rpID)
 
@@ -68,14 +69,15 @@ extension CTAP2Authenticator {
 
         let key = P256.Signing.PrivateKey()
         let protection = UInt8(credProtect ?? 1)
-        let handle = try KeyHandle(privateKey: Array(key.rawRepresentation), discoverable: rk, credProtect: protection)
+        let handle = try KeyHandle(privateKey: Array(key.rawRepresentation), discoverable: rk, credProtect: protection,
+                                   hmacSecret: hmacSecret)
             .seal(key: SymmetricKey(data: try await store.wrappingKey()), rpIDHash: rpIDHash)
         if rk {
             do {
                 try await store.save(StoredCredential(
                     id: handle, rpID: rpID, rpName: try rp.optionalText("name"), userID: userID,
                     userName: try user.optionalText("name"), userDisplayName: try user.optionalText("displayName"),
-                    privateKey: Array(key.rawRepresentation), credProtect: protection,
+                    privateKey: Array(key.rawRepresentation), credProtect: protection, hmacSecret: hmacSecret,
                     verifiedBy: verifiedBy ?? .none, created: Date()))
             } catch CredentialStoreError.full {
                 throw CTAPStatus.keyStoreFull
@@ -83,10 +85,13 @@ extension CTAP2Authenticator {
         }
         var flags = Self.flagUP | Self.flagAT
         if verifiedBy != nil { flags |= Self.flagUV }
+        var outputs: [CBORMapEntry] = []
+        if let credProtect { outputs.append(.init("credProtect", .int(credProtect))) }
+        if hmacSecret { outputs.append(.init("hmac-secret", true)) }
         var extensionOutput: [UInt8] = []
-        if let credProtect {
+        if !outputs.isEmpty {
             flags |= Self.flagED
-            extensionOutput = CBOREncoder.encode(.map([.init("credProtect", .int(credProtect))]))
+            extensionOutput = CBOREncoder.encode(.map(outputs))
         }
         let authData = rpIDHash + [flags] + [0, 0, 0, 0] + configuration.aaguid
             + [UInt8(handle.count >> 8), UInt8(handle.count & 0xff)] + handle
@@ -107,7 +112,9 @@ extension CTAP2Authenticator {
         if options?["rk"] != nil { throw CTAPStatus.unsupportedOption }
         let up = try options?.optionalBool("up") ?? true
         let uvOption = try options?.optionalBool("uv") ?? false
-        _ = try p.optionalMap(4)  // extensions: none that change assertions
+        let hmacRequest = try hmacSecretRequest(try p.optionalMap(4))
+        // Derived secrets only with the user present: a silent probe must not unlock a disk.
+        if hmacRequest != nil && !up { throw CTAPStatus.unsupportedOption }
         let pinUvAuthParam = try p.optionalBytes(6)
         if pinUvAuthParam?.isEmpty == true { try await answerSelectionProbe(rpID: rpID) }
         let rpIDHash = sha256(rpID)
@@ -148,12 +155,12 @@ extension CTAP2Authenticator {
         if verifiedBy != nil { flags |= Self.flagUV }
         let discoverable = allowList?.isEmpty ?? true
         var response = try await assertion(candidates[0], clientDataHash: clientDataHash, flags: flags,
-                                           includeUser: discoverable, userVerified: verifiedBy != nil)
+                                           includeUser: discoverable, userVerified: verifiedBy != nil, hmac: hmacRequest)
         if discoverable && candidates.count > 1 {
             response.append(.init(5, .int(candidates.count)))
             pendingAssertions = PendingAssertions(
                 credentials: Array(candidates.dropFirst()), clientDataHash: clientDataHash, rpIDHash: rpIDHash,
-                flags: flags, expires: .now.advanced(by: configuration.continuationWindow))
+                flags: flags, hmac: hmacRequest, expires: .now.advanced(by: configuration.continuationWindow))
         }
         return .map(response)
     }
@@ -166,14 +173,22 @@ extension CTAP2Authenticator {
         let next = pending.credentials.removeFirst()
         pendingAssertions = pending.credentials.isEmpty ? nil : pending
         return .map(try await assertion(next, clientDataHash: pending.clientDataHash, flags: pending.flags,
-                                        includeUser: true, userVerified: pending.flags & Self.flagUV != 0))
+                                        includeUser: true, userVerified: pending.flags & Self.flagUV != 0, hmac: pending.hmac))
     }
 
     /// One assertion: the counter is incremented and persisted before the signature is made.
     private func assertion(_ credential: StoredCredential, clientDataHash: [UInt8], flags: UInt8,
-                           includeUser: Bool, userVerified: Bool) async throws -> [CBORMapEntry] {
+                           includeUser: Bool, userVerified: Bool, hmac: HMACSecretRequest?) async throws -> [CBORMapEntry] {
+        var flags = flags
+        var extensions: [UInt8] = []
+        if let hmac, credential.hmacSecret {
+            flags |= Self.flagED
+            extensions = CBOREncoder.encode(.map([
+                .init("hmac-secret", .bytes(try hmac.output(privateKey: credential.privateKey, userVerified: userVerified))),
+            ]))
+        }
         let count = try await store.nextSignatureCount(credentialID: credential.id)
-        let authData = credential.rpIDHash + [flags] + CTAPHIDState.bigEndian(count)
+        let authData = credential.rpIDHash + [flags] + CTAPHIDState.bigEndian(count) + extensions
         let key = try P256.Signing.PrivateKey(rawRepresentation: credential.privateKey)
         let signature = try key.signature(for: authData + clientDataHash).derRepresentation
         var entries: [CBORMapEntry] = [
@@ -200,12 +215,47 @@ extension CTAP2Authenticator {
             return (try? await store.residentCredentials(rpIDHash: rpIDHash))?.first { $0.id == id }
         }
         return StoredCredential(id: id, rpID: rpID, rpName: nil, userID: [], userName: nil, userDisplayName: nil,
-                                privateKey: handle.privateKey, credProtect: handle.credProtect, verifiedBy: .none,
+                                privateKey: handle.privateKey, credProtect: handle.credProtect, hmacSecret: handle.hmacSecret,
+                                verifiedBy: .none,
                                 created: .distantPast)
     }
 }
 
 func sha256(_ text: String) -> [UInt8] { Array(SHA256.hash(data: Array(text.utf8))) }
+
+/// The hmac-secret extension's getAssertion input (CTAP 2.1 §12.5), checked and decrypted.
+struct HMACSecretRequest: Sendable {
+    var secret: [UInt8]
+    var pinProtocol: PINUVAuthProtocol
+    var salts: [[UInt8]]
+
+    /// HMAC-SHA-256(CredRandom, salt) for each salt, encrypted to the platform. CredRandom is
+    /// derived from the credential's private key, one for assertions with UV and one without, so
+    /// nothing more is stored per credential.
+    func output(privateKey: [UInt8], userVerified: Bool) throws(CTAPStatus) -> [UInt8] {
+        let label = Array("biometricd hmac-secret CredRandom".utf8) + [userVerified ? 1 : 0]
+        let credRandom = SymmetricKey(data: Array(HMAC<SHA256>.authenticationCode(for: label, using: SymmetricKey(data: privateKey))))
+        let outputs = salts.flatMap { Array(HMAC<SHA256>.authenticationCode(for: $0, using: credRandom)) }
+        return try pinProtocol.encrypt(secret: secret, outputs)
+    }
+}
+
+extension CTAP2Authenticator {
+    func hmacSecretRequest(_ extensions: CBORValue?) throws(CTAPStatus) -> HMACSecretRequest? {
+        guard let input = extensions?["hmac-secret"] else { return nil }
+        guard case .map = input else { throw .cborUnexpectedType }
+        let platformKey = try input.requiredMap(1)
+        let saltEnc = try input.requiredBytes(2)
+        let saltAuth = try input.requiredBytes(3)
+        let pinProtocol = try authProtocol(input[4], required: false) ?? .one
+        let secret = try pinProtocol.sharedSecret(ours: keyAgreement, platformKey: platformKey)
+        guard pinProtocol.verify(key: secret, saltEnc, signature: saltAuth) else { throw .pinAuthInvalid }
+        let salts = try pinProtocol.decrypt(secret: secret, saltEnc)
+        guard salts.count == 32 || salts.count == 64 else { throw .invalidLength }
+        return HMACSecretRequest(secret: secret, pinProtocol: pinProtocol,
+                                 salts: salts.count == 32 ? [salts] : [Array(salts[..<32]), Array(salts[32...])])
+    }
+}
 
 // MARK: Typed parameter access: missing is CTAP2_ERR_MISSING_PARAMETER, the wrong type
 // CTAP2_ERR_CBOR_UNEXPECTED_TYPE, decided here once.

@@ -11,6 +11,9 @@ public actor CTAPHIDDevice {
     private let authenticator: CTAP2Authenticator
     private let output: Output
     private var running: (channel: UInt32, generation: Int, task: Task<Void, Never>)?
+    /// The newest request task, even one whose answer is no longer wanted: the next request waits
+    /// for it, so two requests never run inside the authenticator at once.
+    private var lastTask: Task<Void, Never>?
     private var generation = 0
     private var ticker: Task<Void, Never>?
     /// WINK requests seen (the daemon may show them; counted for tests).
@@ -61,11 +64,14 @@ public actor CTAPHIDDevice {
                 generation += 1
                 let mine = generation
                 let authenticator = self.authenticator
+                let previous = lastTask
                 let task = Task { [weak self] in
+                    await previous?.value
                     let response = await authenticator.handle(payload)
                     await self?.finish(channel: channel, command: command, generation: mine, response: response)
                 }
                 running = (channel, mine, task)
+                lastTask = task
             case .cancel(let channel):
                 guard let current = running, current.channel == channel else { continue }
                 current.task.cancel()

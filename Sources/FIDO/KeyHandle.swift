@@ -7,7 +7,8 @@ import Crypto
 /// handles carry a flag, and such a handle is honoured only while the store still holds it (so
 /// deleting a discoverable credential revokes it).
 ///
-/// Layout: version (1) ‖ nonce (12) ‖ ciphertext of [private key (32) ‖ flags (1) ‖ credProtect (1)] ‖ tag (16).
+/// Layout: version (1) ‖ nonce (12) ‖ ciphertext of [private key (32) ‖ flags (1: bit 0 discoverable,
+/// bit 1 hmac-secret) ‖ credProtect (1)] ‖ tag (16).
 struct KeyHandle: Sendable, Equatable {
     static let version: UInt8 = 1
     static let length = 1 + 12 + 34 + 16
@@ -15,9 +16,11 @@ struct KeyHandle: Sendable, Equatable {
     var privateKey: [UInt8]
     var discoverable: Bool
     var credProtect: UInt8
+    var hmacSecret = false
 
     func seal(key: SymmetricKey, rpIDHash: [UInt8]) throws -> [UInt8] {
-        let plaintext = privateKey + [discoverable ? 1 : 0, credProtect]
+        let flags: UInt8 = (discoverable ? 1 : 0) | (hmacSecret ? 2 : 0)
+        let plaintext = privateKey + [flags, credProtect]
         let box = try AES.GCM.seal(plaintext, using: key, authenticating: [Self.version] + rpIDHash)
         return [Self.version] + Array(box.nonce) + Array(box.ciphertext) + Array(box.tag)
     }
@@ -31,6 +34,7 @@ struct KeyHandle: Sendable, Equatable {
               plaintext.count == 34
         else { return nil }
         let bytes = Array(plaintext)
-        return KeyHandle(privateKey: Array(bytes[0..<32]), discoverable: bytes[32] & 1 != 0, credProtect: bytes[33])
+        return KeyHandle(privateKey: Array(bytes[0..<32]), discoverable: bytes[32] & 1 != 0, credProtect: bytes[33],
+                         hmacSecret: bytes[32] & 2 != 0)
     }
 }

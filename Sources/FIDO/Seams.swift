@@ -64,13 +64,15 @@ public struct StoredCredential: Sendable, Equatable, Codable {
     /// The P-256 private key, raw (32 bytes). The store seals it at rest.
     public var privateKey: [UInt8]
     public var credProtect: UInt8
+    /// Made with the hmac-secret extension (its secrets derive from the private key).
+    public var hmacSecret: Bool
     public var verifiedBy: VerificationMethod
     public var created: Date
 
     public var rpIDHash: [UInt8] { Array(SHA256.hash(data: Array(rpID.utf8))) }
 
     public init(id: [UInt8], rpID: String, rpName: String?, userID: [UInt8], userName: String?, userDisplayName: String?,
-                privateKey: [UInt8], credProtect: UInt8, verifiedBy: VerificationMethod, created: Date) {
+                privateKey: [UInt8], credProtect: UInt8, hmacSecret: Bool = false, verifiedBy: VerificationMethod, created: Date) {
         self.id = id
         self.rpID = rpID
         self.rpName = rpName
@@ -79,6 +81,7 @@ public struct StoredCredential: Sendable, Equatable, Codable {
         self.userDisplayName = userDisplayName
         self.privateKey = privateKey
         self.credProtect = credProtect
+        self.hmacSecret = hmacSecret
         self.verifiedBy = verifiedBy
         self.created = created
     }

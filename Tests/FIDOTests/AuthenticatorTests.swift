@@ -62,13 +62,14 @@ struct TestPlatform {
     }
 
     func getAssertion(rpID: String = "example.com", allow: [[UInt8]]? = nil, up: Bool = true, uv: Bool = false,
-                      token: ([UInt8], PINUVAuthProtocol)? = nil,
+                      token: ([UInt8], PINUVAuthProtocol)? = nil, extensions: CBORValue? = nil,
                       clientDataHash: [UInt8] = [UInt8](repeating: 7, count: 32)) async -> (CTAPStatus, CBORValue?) {
         var p: [CBORMapEntry] = [
             .init(1, .text(rpID)), .init(2, .bytes(clientDataHash)),
             .init(5, .map([.init("up", .bool(up)), .init("uv", .bool(uv))])),
         ]
         if let allow { p.append(.init(3, .array(allow.map { .map([.init("id", .bytes($0)), .init("type", "public-key")]) }))) }
+        if let extensions { p.append(.init(4, extensions)) }
         if let (value, pinProtocol) = token {
             p.append(.init(6, .bytes(pinProtocol.authenticate(key: value, clientDataHash))))
             p.append(.init(7, .int(pinProtocol.rawValue)))
@@ -159,7 +160,7 @@ final class AuthenticatorTests: XCTestCase {
         let (status, info) = await platform.call(0x04)
         XCTAssertEqual(status, .success)
         XCTAssertEqual(info?[1], .array(["FIDO_2_0", "FIDO_2_1"]))
-        XCTAssertEqual(info?[2], .array(["credProtect"]))
+        XCTAssertEqual(info?[2], .array(["credProtect", "hmac-secret"]))
         XCTAssertEqual(info?[3], .bytes(aaguid))
         XCTAssertEqual(info?[4]?["clientPin"], true)
         XCTAssertEqual(info?[4]?["uv"], true)
@@ -266,6 +267,52 @@ final class AuthenticatorTests: XCTestCase {
         await assertEqual(await platform.getAssertion(allow: [id]).0, .noCredentials)
         await assertEqual(await platform.getAssertion(allow: [id], uv: true).0, .success)
         await assertEqual(await platform.makeCredential(extra: [.init(6, .map([.init("credProtect", 4)]))]).0, .invalidParameter)
+    }
+
+    func testHMACSecretGivesStableSecretsPerCredentialAndUV() async throws {
+        let (status, made) = await platform.makeCredential(rk: true, extra: [.init(6, .map([.init("hmac-secret", true)]))])
+        XCTAssertEqual(status, .success)
+        let authData = made![2]!.bytesValue!
+        XCTAssertTrue(hex(authData).hasSuffix(hex(CBOREncoder.encode(.map([.init("hmac-secret", true)])))))
+        let id = try AttestedCredential(authData).credentialID
+        let (_, plain) = await platform.makeCredential(uv: false)
+        let plainID = try AttestedCredential(plain![2]!.bytesValue!).credentialID
+
+        func secret(_ pinProtocol: PINUVAuthProtocol, salt: [UInt8], uv: Bool = false, up: Bool = true,
+                    credential: [UInt8]? = nil, badAuth: Bool = false) async throws -> (CTAPStatus, [UInt8]?) {
+            let (shared, key) = try await platform.agree(pinProtocol)
+            let saltEnc = try pinProtocol.encrypt(secret: shared, salt)
+            var saltAuth = pinProtocol.authenticate(key: shared, saltEnc)
+            if badAuth { saltAuth[0] ^= 1 }
+            let input: CBORValue = .map([.init("hmac-secret", .map([
+                .init(1, key), .init(2, .bytes(saltEnc)), .init(3, .bytes(saltAuth)), .init(4, .int(pinProtocol.rawValue)),
+            ]))])
+            let (status, response) = await platform.getAssertion(allow: [credential ?? id], up: up, uv: uv, extensions: input)
+            guard status == .success, let data = response?[2]?.bytesValue else { return (status, nil) }
+            guard data[32] & 0x80 != 0 else { return (status, nil) }
+            let outputs = try CBORDecoder().decode(Array(data[37...]))
+            return (status, try pinProtocol.decrypt(secret: shared, try XCTUnwrap(outputs["hmac-secret"]?.bytesValue)))
+        }
+        let salt1 = [UInt8](repeating: 5, count: 32), salt2 = [UInt8](repeating: 6, count: 32)
+        let (s1, one) = try await secret(.one, salt: salt1)
+        let (s2, two) = try await secret(.two, salt: salt1)
+        XCTAssertEqual(s1, .success)
+        XCTAssertEqual(s2, .success)
+        XCTAssertEqual(one?.count, 32)
+        XCTAssertEqual(one, two, "the same credential, salt and UV state give the same secret in either protocol")
+        let (_, both) = try await secret(.two, salt: salt1 + salt2)
+        XCTAssertEqual(both.map { Array($0[..<32]) }, one)
+        XCTAssertEqual(both?.count, 64)
+        let (_, withUV) = try await secret(.two, salt: salt1, uv: true)
+        XCTAssertNotEqual(withUV, one, "CredRandomWithUV differs from CredRandomWithoutUV")
+        let (_, otherSalt) = try await secret(.two, salt: salt2)
+        XCTAssertNotEqual(otherSalt, one)
+        try await assertEqual(try await secret(.two, salt: salt1, badAuth: true).0, .pinAuthInvalid)
+        try await assertEqual(try await secret(.two, salt: salt1, up: false).0, .unsupportedOption)
+        try await assertEqual(try await secret(.two, salt: [UInt8](repeating: 1, count: 16)).0, .invalidLength)
+        let (plainStatus, none) = try await secret(.two, salt: salt1, credential: plainID)
+        XCTAssertEqual(plainStatus, .success)
+        XCTAssertNil(none, "no hmac-secret for a credential made without it")
     }
 
     func testUVOutcomesMapToCTAPStatuses() async {

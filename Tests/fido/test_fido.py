@@ -29,6 +29,7 @@ from fido2.ctap2.pin import PinProtocolV1, PinProtocolV2
 from fido2.hid import CtapHidDevice, CTAPHID
 from fido2.hid.base import CtapHidConnection, HidDescriptor
 from fido2.server import Fido2Server
+from fido2.utils import websafe_encode
 from fido2.webauthn import (
     PublicKeyCredentialRpEntity,
     PublicKeyCredentialUserEntity,
@@ -161,6 +162,29 @@ class RegistrationTests(FidoTestCase):
             counter = result.response.authenticator_data.counter
         # python-fido2 also probes the allowList with silent (up=false) assertions; each counts.
         self.assertGreaterEqual(counter, 2)
+
+    def test_prf_over_hmac_secret(self):
+        server = Fido2Server(RP)
+        options, state = server.register_begin(
+            PublicKeyCredentialUserEntity(id=b"user-1", name="alice", display_name="Alice"),
+            user_verification=UserVerificationRequirement.REQUIRED, extensions={"prf": {}})
+        response = self.client().make_credential(options.public_key)
+        auth_data = server.register_complete(state, response)
+        self.assertTrue(response.client_extension_results["prf"]["enabled"])
+        credentials = [auth_data.credential_data]
+
+        def prf(salt):
+            options, state = server.authenticate_begin(
+                credentials, user_verification=UserVerificationRequirement.REQUIRED,
+                extensions={"prf": {"eval": {"first": websafe_encode(salt)}}})
+            result = self.client().get_assertion(options.public_key).get_response(0)
+            server.authenticate_complete(state, credentials, result)
+            return result.client_extension_results["prf"]["results"]["first"]
+
+        first = prf(b"\1" * 32)
+        self.assertTrue(first)
+        self.assertEqual(prf(b"\1" * 32), first, "the same salt gives the same secret")
+        self.assertNotEqual(prf(b"\2" * 32), first)
 
     def test_uv_by_a_stranger_fails(self):
         self.auth.set("uv=deny up=present")
