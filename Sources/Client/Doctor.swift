@@ -160,8 +160,10 @@ public enum Doctor {
     // MARK: - Cameras
 
     /// A frame's mean grey level below this (0–255) is dark: an IR camera whose emitter is off
-    /// gives frames of 0–10 (sensor noise); a lit face in IR is well above 40.
-    public static let darkBrightness = 12.0
+    /// gives GREY frames of 0–10 (sensor noise), and black in limited-range YUV (what most UVC
+    /// cameras send) reads 16 — measured through vivid in the HIL `doctor-dark` scenario; a
+    /// lit face is well above 40 (118 in the same scenario).
+    public static let darkBrightness = 25.0
 
     /// What measuring a camera's frames gave.
     public enum CameraMeasure: Equatable, Sendable {

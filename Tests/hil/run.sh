@@ -160,6 +160,9 @@ for f in YUYV GREY NV12; do frames tony-same $f 1 1 "$T/Tony_Blair_0064.jpg"; do
 frames other YUYV 1 1 "$LFW/Silvio_Berlusconi/Silvio_Berlusconi_0006.jpg"
 # The blink clip (96x128, 25 fps) at twice its size.
 frames blink YUYV 1 2 "$CLIP"
+# Black frames, as an IR camera whose emitter is not lit gives them (the doctor-dark scenario).
+[ -s "$FR/black.pgm" ] || { printf 'P5 640 480 255\n'; head -c $((640 * 480)) /dev/zero; } > "$FR/black.pgm"
+frames black YUYV 1 1 "$FR/black.pgm"
 
 # ---- 6. Boot -------------------------------------------------------------------------------
 # The speed probe the guest repeats (guest/scenarios.sh scales its waiting limits by the ratio).
