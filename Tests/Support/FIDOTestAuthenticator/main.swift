@@ -3,6 +3,8 @@
 // run under systemd (FIDOTransportChoice).
 //
 //   fido-test-authenticator --socket PATH --control FILE [--pin PIN] [--pin-retries N]
+//   fido-test-authenticator --uhid --control FILE [...]     (a real device through /dev/uhid, for
+//                                                            the VM; clients find its hidraw node)
 //
 // The control file holds the verifier's next answers, re-read on every prompt, e.g. "uv=face up=present":
 //   uv = face | finger | deny | wait | timeout | blocked      up = present | deny | wait
@@ -12,6 +14,7 @@ import Foundation
 
 struct Options {
     var socket: String?
+    var uhid = false
     var control: String?
     var pin: String?
     var pinRetries = 8
@@ -21,6 +24,7 @@ struct Options {
         while let flag = it.next() {
             switch flag {
             case "--socket": socket = it.next()
+            case "--uhid": uhid = true
             case "--control": control = it.next()
             case "--pin": pin = it.next()
             case "--pin-retries": pinRetries = Int(it.next() ?? "") ?? pinRetries
@@ -79,23 +83,41 @@ struct ControlledVerifier: UserVerifier {
 }
 
 let options = Options(CommandLine.arguments)
-guard let socketPath = options.socket, let control = options.control else { fail("--socket and --control are required") }
+guard let control = options.control, (options.socket != nil) != options.uhid else {
+    fail("--control and one of --socket PATH or --uhid are required")
+}
+let choice: FIDOTransportChoice
 do {
-    _ = try FIDOTransportChoice.decide(
-        testSocketPath: socketPath, systemService: FIDOTransportChoice.startedBySystemd(ProcessInfo.processInfo.environment))
+    choice = try FIDOTransportChoice.decide(
+        testSocketPath: options.socket, systemService: FIDOTransportChoice.startedBySystemd(ProcessInfo.processInfo.environment))
 } catch {
     fail("the test socket transport is refused under systemd")
 }
-let transport: TestSocketTransport
-do { transport = try TestSocketTransport(path: socketPath) } catch { fail("cannot listen at \(socketPath): \(error)") }
 
 // A fixed test AAGUID (not a registered one).
 let aaguid: [UInt8] = Array("biometricd-test!".utf8)
 let authenticator = CTAP2Authenticator(
     configuration: .init(aaguid: aaguid), verifier: ControlledVerifier(path: control),
     pins: InMemoryPINVerifier(pin: options.pin, maxRetries: options.pinRetries), store: InMemoryCredentialStore(capacity: 32))
-let device = CTAPHIDDevice(authenticator: authenticator) { transport.send($0) }
-await device.start()
 signal(SIGPIPE, SIG_IGN)
-FileHandle.standardOutput.write(Data("ready \(socketPath)\n".utf8))
-await transport.run(device: device)
+switch choice {
+case .testSocket(let path):
+    let transport: TestSocketTransport
+    do { transport = try TestSocketTransport(path: path) } catch { fail("cannot listen at \(path): \(error)") }
+    let device = CTAPHIDDevice(authenticator: authenticator) { transport.send($0) }
+    await device.start()
+    FileHandle.standardOutput.write(Data("ready \(path)\n".utf8))
+    await transport.run(device: device)
+case .uhid:
+    let transport: UHIDTransport
+    do { transport = try UHIDTransport() } catch { fail("cannot create the uhid device: \(error)") }
+    let device = CTAPHIDDevice(authenticator: authenticator) { transport.send($0) }
+    await device.start()
+    // SIGTERM destroys the device cleanly (its hidraw node goes away).
+    signal(SIGTERM, SIG_IGN)
+    let term = DispatchSource.makeSignalSource(signal: SIGTERM)
+    term.setEventHandler { transport.close() }
+    term.resume()
+    FileHandle.standardOutput.write(Data("ready uhid\n".utf8))
+    await transport.run(device: device)
+}
