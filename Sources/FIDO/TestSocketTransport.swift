@@ -49,9 +49,11 @@ public final class TestSocketTransport: Sendable {
 
     /// Writes one input report to every connected client.
     public func send(_ report: [UInt8]) {
-        let fds = clients.withLock { $0 }
-        for fd in fds {
-            _ = report.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        // Under the lock: a client's fd is closed under it too, so its number is never reused here.
+        clients.withLock { fds in
+            for fd in fds {
+                _ = report.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+            }
         }
     }
 
@@ -75,8 +77,10 @@ public final class TestSocketTransport: Sendable {
                         if n <= 0 { break }
                         sink.yield(Array(buffer[..<n]))
                     }
-                    self.clients.withLock { _ = $0.remove(fd) }
-                    Glibc.close(fd)
+                    self.clients.withLock {
+                        $0.remove(fd)
+                        Glibc.close(fd)
+                    }
                 }
                 reader.start()
             }

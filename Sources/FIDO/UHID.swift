@@ -149,7 +149,9 @@ public final class UHIDTransport: Sendable {
     }
 
     private let fd: Int32
-    private let writeLock = Mutex<Void>(())
+    /// Held for every write and for closing the fd; true once closed, so a late `send` can never
+    /// write into a descriptor number that another open has reused.
+    private let fdClosed = Mutex<Bool>(false)
     /// `closed` is asked for by `close`; the reader thread, while active, owns closing the fd
     /// (closing it under a blocked reader could hand its number to another open).
     private let state = Mutex<(closing: Bool, closed: Bool, readerActive: Bool)>((false, false, false))
@@ -178,8 +180,12 @@ public final class UHIDTransport: Sendable {
 
     private func write(_ event: UHIDEvent) throws(Failure) {
         let bytes = event.encoded()
-        let written = writeLock.withLock { _ in bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
-        guard written == bytes.count else { throw .write(errno) }
+        let (written, code) = fdClosed.withLock { closed -> (Int, Int32) in
+            guard !closed else { return (-1, EBADF) }
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            return (n, errno)
+        }
+        guard written == bytes.count else { throw .write(code) }
     }
 
     /// Writes one input report (device → host).
@@ -214,7 +220,7 @@ public final class UHIDTransport: Sendable {
             }
             sink.finish()
             state.withLock { $0.readerActive = false }
-            Glibc.close(fd)
+            closeDescriptor()
         }
         reader.start()
         for await report in reports { await device.receive(report) }
@@ -233,6 +239,14 @@ public final class UHIDTransport: Sendable {
             return !state.readerActive
         }
         sink.finish()
-        if closeNow { Glibc.close(fd) }
+        if closeNow { closeDescriptor() }
+    }
+
+    private func closeDescriptor() {
+        fdClosed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            Glibc.close(fd)
+        }
     }
 }
