@@ -15,7 +15,9 @@ func recognizerPath() -> String {
 
 /// Raw chip and mirror outputs (256 floats per image) of the second network, `files` order.
 func computeSecond(_ files: [String]) -> [Float] {
-    let cache = repo + "/.build/lfw-mobilefacenet-raw.bin"
+    // --points corners: eye centres from the eye corners (36/39, 42/45) instead of all six points.
+    let corners = arguments.firstIndex(of: "--points").map { arguments.indices.contains($0 + 1) && arguments[$0 + 1] == "corners" } ?? false
+    let cache = repo + "/.build/lfw-mobilefacenet-raw\(corners ? "-corners" : "").bin"
     if let blob = FileManager.default.contents(atPath: cache), blob.count == files.count * 256 * 4 {
         say("second network: raw outputs from \(cache)")
         return blob.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
@@ -46,7 +48,16 @@ func computeSecond(_ files: [String]) -> [Float] {
                 let found = try engine.detect(image, minSize: 30)
                 let central = FaceBox(x: 68, y: 68, width: 114, height: 124)
                 let box = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }?.box
-                let landmarks = try engine.landmarks(image, box: box ?? central)
+                var landmarks = try engine.landmarks(image, box: box ?? central)
+                if corners {
+                    // Every point of each eye moved to its corners' midpoint: the mean is then that.
+                    var flat = landmarks.flat
+                    for (a, b) in [(36, 39), (42, 45)] {
+                        let x = (flat[2 * a] + flat[2 * b]) / 2, y = (flat[2 * a + 1] + flat[2 * b + 1]) / 2
+                        for k in a..<(a + 6) { flat[2 * k] = x; flat[2 * k + 1] = y }
+                    }
+                    landmarks = Landmarks(flat: flat)
+                }
                 return try engine.secondDescriptors(image, landmarks: landmarks)
             }
             store.lock.lock()
