@@ -34,15 +34,18 @@ public final class CameraRegistry: Sendable {
     public let emitters: IREmitterController
     /// The configured camera per modality (`face_camera=`, `finger_camera=`); absent: the default.
     public let choices: [CameraPurpose: CameraChoice]
+    /// RGB/IR pairs the configuration declares (`camera_pair=`), for nodes sysfs cannot pair.
+    public let pairs: [CameraPair]
 
     /// Validates every spec. A V4L2 path that exists but is no capture device, an unreadable
     /// replay, or a malformed spec is an error; a V4L2 path that is absent is waited for.
     /// `emitters` defaults to the packaged table plus /etc/biometricd/ir-emitters.d.
     public init(specs: [CameraSpec], logger: Logger, emitters: IREmitterController? = nil,
-                choices: [CameraPurpose: CameraChoice] = [:]) throws(CameraError) {
+                choices: [CameraPurpose: CameraChoice] = [:], pairs: [CameraPair] = []) throws(CameraError) {
         self.logger = logger
         self.emitters = emitters ?? .installed(logger: logger)
         self.choices = choices
+        self.pairs = pairs
         var replays: [any CameraDevice] = []
         var wanted: [String] = []
         var orientations: [String: CameraOrientation] = [:]
@@ -69,10 +72,12 @@ public final class CameraRegistry: Sendable {
     }
 
     /// Fixed devices, for tests of selection and roles.
-    init(devices: [any CameraDevice], logger: Logger, emitters: IREmitterController, choices: [CameraPurpose: CameraChoice] = [:]) {
+    init(devices: [any CameraDevice], logger: Logger, emitters: IREmitterController, choices: [CameraPurpose: CameraChoice] = [:],
+         pairs: [CameraPair] = []) {
         self.logger = logger
         self.emitters = emitters
         self.choices = choices
+        self.pairs = pairs
         self.replays = devices
         self.wantedV4L2 = []
         self.orientations = [:]
@@ -152,13 +157,16 @@ public final class CameraRegistry: Sendable {
             }
             return first
         }
-        if let d = devices.first(where: { d in
-            d.id == name || d.spec.description == name || d.description.path == name
-                || (d as? V4L2Device)?.node == name || "v4l2:\((d as? V4L2Device)?.node ?? "")" == name
-        }) {
+        if let d = devices.first(where: { Self.matches($0, name) }) {
             return d
         }
         throw .notFound(name)
+    }
+
+    /// Whether `name` (an id, spec, path or node, as `camera=` takes) names `d`.
+    static func matches(_ d: any CameraDevice, _ name: String) -> Bool {
+        d.id == name || d.spec.description == name || d.description.path == name
+            || (d as? V4L2Device)?.node == name || "v4l2:\((d as? V4L2Device)?.node ?? "")" == name
     }
 
     /// Reserves a camera for one session: a second caller gets `.busy` until the lease ends.
@@ -168,6 +176,11 @@ public final class CameraRegistry: Sendable {
         if let purpose { device = try find(name, for: purpose, choice: choices[purpose]) } else { device = try find(name) }
         let ok = state.withLock { $0.busy.insert(device.id).inserted }
         guard ok else { throw .busy(device.id) }
+        if let purpose, name == nil {
+            // The daemon chose: say which, so a wrong pick (RGB for IR) shows in the journal.
+            let how = choices[purpose].map { "\(purpose.rawValue)_camera=\($0)" } ?? "default"
+            logger.info("\(purpose.rawValue) session uses camera \(device.id) (\(device.description.path), \(isInfrared(device) ? "IR" : "colour"), \(how))")
+        }
         return CameraLease(device: device, registry: self)
     }
 

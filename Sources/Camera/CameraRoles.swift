@@ -11,7 +11,7 @@ public struct CameraRoles: Sendable, Equatable {
     /// The physical device: `usb <vid:pid> <port path>` for USB cameras, nil otherwise.
     public var physicalDevice: String?
     /// The id of the other-role node of the same physical device (the IR node of an RGB camera,
-    /// the RGB node of an IR one), when sysfs shows one.
+    /// the RGB node of an IR one), when sysfs shows one or a `camera_pair=` line names it.
     public var sibling: String?
 
     /// A driver whose nodes have no sensor behind them.
@@ -67,18 +67,37 @@ extension CameraRegistry {
         let d = device.description
         let ir = isInfrared(device)
         let virtual = device is ReplayDevice || virtualDrivers.contains(d.driver)
-        guard let usb = d.usb else { return CameraRoles(isInfrared: ir, isVirtual: virtual, physicalDevice: nil, sibling: nil) }
+        // A configured pair names the sibling whether or not it is on USB (none while it is absent).
+        let configured = configuredPair(of: device)
+        let paired = configured.flatMap { pair, isIR in
+            all.first { $0.id != device.id && Self.matches($0, isIR ? pair.colour : pair.infrared) }?.id
+        }
+        guard let usb = d.usb else { return CameraRoles(isInfrared: ir, isVirtual: virtual, physicalDevice: nil, sibling: paired) }
         let port = URL(fileURLWithPath: usb.devicePath).lastPathComponent
         let sibling = all.first { other in
+            // A node a pair line names has its sibling from that line only (siblings stay mutual).
             other.id != device.id && other.description.usb?.devicePath == usb.devicePath && isInfrared(other) != ir
+                && configuredPair(of: other) == nil
         }
-        return CameraRoles(isInfrared: ir, isVirtual: virtual, physicalDevice: "usb \(usb.device) \(port)", sibling: sibling?.id)
+        return CameraRoles(isInfrared: ir, isVirtual: virtual, physicalDevice: "usb \(usb.device) \(port)",
+                           sibling: configured != nil ? paired : sibling?.id)
     }
 
-    /// Grey-only formats, or a node the emitter table has an entry for (its VID:PID and interface
-    /// are an IR sensor's even when it also offers a colour-looking format such as YUYV).
+    /// The configured role first (`camera_pair=`: the admin knows the module), else grey-only
+    /// formats, or a node the emitter table has an entry for (its VID:PID and interface are an
+    /// IR sensor's even when it also offers a colour-looking format such as YUYV).
     func isInfrared(_ device: any CameraDevice) -> Bool {
-        device.description.isInfrared || emitters.entry(for: device.description.usb) != nil
+        if let (_, isIR) = configuredPair(of: device) { return isIR }
+        return device.description.isInfrared || emitters.entry(for: device.description.usb) != nil
+    }
+
+    /// The `camera_pair=` line naming `device`, and whether it names it as the IR node.
+    func configuredPair(of device: any CameraDevice) -> (CameraPair, Bool)? {
+        for pair in pairs {
+            if Self.matches(device, pair.infrared) { return (pair, true) }
+            if Self.matches(device, pair.colour) { return (pair, false) }
+        }
+        return nil
     }
 
     /// The camera `purpose` uses when the call names none: the configured choice, else the

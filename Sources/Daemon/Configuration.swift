@@ -28,6 +28,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `ir`, `rgb`, or a camera id, path or spec). Absent: face prefers an IR node, finger a
     /// colour one (CameraRoles.swift); a call's `camera` still overrides.
     public var cameraChoices: [CameraPurpose: CameraChoice] = [:]
+    /// RGB/IR pairs sysfs cannot show (`camera_pair = rgb=<camera> ir=<camera>`, one per line):
+    /// the IR node's role and each node's sibling in camera.list, and so the face default.
+    public var cameraPairs: [CameraPair] = []
     /// Threads of the frame-analysis pool.
     public var analysisThreads = max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// The modalities this machine uses [face, finger]. A modality left out loads nothing (the
@@ -66,9 +69,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    /// The keys of the config file, each with its check. `camera` and `models` may repeat.
+    /// The keys of the config file, each with its check. `camera`, `models` and `camera_pair` may repeat.
     public static let keys = ["socket", "state_dir", "models", "camera", "log_level", "admin_group", "login_group",
-                              "analysis_threads", "finger_optics", "face_camera", "finger_camera", "lockout_failures", "lockout_seconds", "lockout_pin_failures",
+                              "analysis_threads", "finger_optics", "face_camera", "finger_camera", "camera_pair", "lockout_failures", "lockout_seconds", "lockout_pin_failures",
                               "pin_max_retries", "pin_min_length", "pin_max_length", "test_hold_replies_ms",
                               "test_challenge_sequence", "modalities",
                               "max_connections_per_user", "max_connections_admin", "max_calls_per_connection",
@@ -138,6 +141,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be ir, rgb, or a camera id, path or spec; got '\(value)'")
             }
             cameraChoices[key == "face_camera" ? .face : .finger] = CameraChoice(parsing: value)
+        case "camera_pair":
+            do {
+                let pairs = (appendLists ? cameraPairs : []) + [try CameraPair(parsing: value)]
+                try CameraPair.validate(pairs)
+                cameraPairs = pairs
+            } catch {
+                throw ConfigError(key: key, message: error.description)
+            }
         case "lockout_failures": lockout.failuresToLock = try integer(0...1000, "0 disables the timed lock")
         case "lockout_seconds": lockout.lockSeconds = try integer(1...86400, "")
         case "lockout_pin_failures": lockout.failuresToRequirePIN = try integer(0...10000, "0 disables the lock until PIN")
@@ -229,7 +240,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             }
             let key = line[..<eq].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-            let isList = key == "camera" || key == "models"
+            let isList = key == "camera" || key == "models" || key == "camera_pair"
             do {
                 try apply(key: key, value: value, appendLists: isList && seenLists.contains(key))
             } catch var error {

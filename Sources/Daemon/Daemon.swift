@@ -54,7 +54,8 @@ public final class Daemon: Sendable {
         self.logger = logger
         policy = AccessPolicy(adminGroup: configuration.adminGroup, loginGroup: configuration.loginGroup)
         do {
-            cameras = try CameraRegistry(specs: configuration.cameras, logger: logger, choices: configuration.cameraChoices)
+            cameras = try CameraRegistry(specs: configuration.cameras, logger: logger, choices: configuration.cameraChoices,
+                                         pairs: configuration.cameraPairs)
         } catch {
             throw StartupError(description: "camera: \(error.description)")
         }

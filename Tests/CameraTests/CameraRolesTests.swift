@@ -76,3 +76,85 @@ final class CameraRolesTests: XCTestCase {
         lease.release()
     }
 }
+
+/// `camera_pair = rgb=<camera> ir=<camera>`: pairs sysfs cannot show (vivid, platform cameras).
+final class CameraPairTests: XCTestCase {
+    let emitters = IREmitterController(table: IREmitterTable(), logger: Logger(label: "t"))
+    /// Two vivid capture nodes: both offer colour and grey, neither is on USB.
+    let colourVivid = DescribedNode("video0", driver: "vivid", fourccs: ["YUYV", "GREY"], usb: nil)
+    let greyVivid = DescribedNode("video2", driver: "vivid", fourccs: ["YUYV", "GREY"], usb: nil)
+
+    func registry(_ devices: [any CameraDevice], pairs: [CameraPair]) -> CameraRegistry {
+        CameraRegistry(devices: devices, logger: Logger(label: "t"), emitters: emitters, pairs: pairs)
+    }
+
+    func testParsesEitherOrderAndAnyCameraName() throws {
+        XCTAssertEqual(try CameraPair(parsing: "rgb=/dev/video0 ir=/dev/video2"), CameraPair(colour: "/dev/video0", infrared: "/dev/video2"))
+        XCTAssertEqual(try CameraPair(parsing: "  IR=v4l2:/dev/v4l/by-id/usb-x-video-index1\trgb=usb-x-video-index0 "),
+                       CameraPair(colour: "usb-x-video-index0", infrared: "v4l2:/dev/v4l/by-id/usb-x-video-index1"))
+        XCTAssertEqual(try CameraPair(parsing: "rgb=a ir=b").description, "rgb=a ir=b")
+    }
+
+    func testRefusesWhatIsNotOnePairWithAReason() {
+        let bad: [(String, String)] = [
+            ("", "both rgb=<camera> and ir=<camera> are needed"),
+            ("rgb=/dev/video0", "both rgb=<camera> and ir=<camera> are needed"),
+            ("/dev/video0 /dev/video2", "'/dev/video0' is not rgb=<camera> or ir=<camera>"),
+            ("rgb=/dev/video0 ir=", "'ir=' needs a camera id, path or spec"),
+            ("rgb=a ir=b rgb=c", "rgb= is given twice"),
+            ("rgb=a ir=b ir=c", "ir= is given twice"),
+            ("rgb=a depth=b", "unknown role 'depth' (rgb or ir)"),
+            ("rgb=/dev/video0 ir=/dev/video0", "the RGB and the IR camera are the same ('/dev/video0')"),
+        ]
+        for (text, reason) in bad {
+            XCTAssertThrowsError(try CameraPair(parsing: text), text) { error in
+                XCTAssertEqual((error as? CameraPairError)?.reason, reason, text)
+                XCTAssertTrue("\(error)".contains("got '\(text)'"), "the message quotes the value: \(error)")
+            }
+        }
+        XCTAssertThrowsError(try CameraPair.validate([CameraPair(colour: "a", infrared: "b"), CameraPair(colour: "c", infrared: "a")])) { error in
+            XCTAssertEqual((error as? CameraPairError)?.reason, "camera 'a' is already in another pair")
+        }
+        XCTAssertNoThrow(try CameraPair.validate([CameraPair(colour: "a", infrared: "b"), CameraPair(colour: "c", infrared: "d")]))
+    }
+
+    func testThePairGivesTheIRRoleAndTheSiblingsThatSysfsCannot() {
+        let none = registry([colourVivid, greyVivid], pairs: [])
+        XCTAssertEqual(none.roles(of: greyVivid), CameraRoles(isInfrared: false, isVirtual: true, physicalDevice: nil, sibling: nil),
+                       "without the line: not IR (it offers YUYV), no sibling (not on USB)")
+        let r = registry([colourVivid, greyVivid], pairs: [CameraPair(colour: "/dev/video0", infrared: "video2")])
+        XCTAssertEqual(r.roles(of: greyVivid), CameraRoles(isInfrared: true, isVirtual: true, physicalDevice: nil, sibling: "video0"))
+        XCTAssertEqual(r.roles(of: colourVivid), CameraRoles(isInfrared: false, isVirtual: true, physicalDevice: nil, sibling: "video2"))
+        // The IR node unplugged: the colour node has no sibling now, and keeps its role.
+        let alone = registry([colourVivid], pairs: [CameraPair(colour: "/dev/video0", infrared: "video2")])
+        XCTAssertEqual(alone.roles(of: colourVivid), CameraRoles(isInfrared: false, isVirtual: true, physicalDevice: nil, sibling: nil))
+    }
+
+    func testTheConfiguredRoleWinsOverTheFormats() {
+        // A grey-only node named rgb= is colour; a YUYV node named ir= is IR.
+        let grey = DescribedNode("video4", driver: "vivid", fourccs: ["GREY"], usb: nil)
+        let r = registry([grey, colourVivid], pairs: [CameraPair(colour: "video4", infrared: "video0")])
+        XCTAssertFalse(r.roles(of: grey).isInfrared)
+        XCTAssertTrue(r.roles(of: colourVivid).isInfrared)
+        // On USB too: the pair replaces the sysfs sibling.
+        let module = "/sys/devices/pci0000:00/0000:00:14.0/usb1/1-6"
+        let rgb = DescribedNode("video6", fourccs: ["YUYV"], usb: USBLocation(device: zenbook.device, interface: 0, devicePath: module))
+        let ir = DescribedNode("video8", fourccs: ["GREY"], usb: USBLocation(device: zenbook.device, interface: 2, devicePath: module))
+        let usb = registry([rgb, ir, greyVivid], pairs: [CameraPair(colour: "video6", infrared: "video2")])
+        XCTAssertEqual(usb.roles(of: rgb).sibling, "video2")
+        XCTAssertEqual(usb.roles(of: rgb).physicalDevice, "usb 04f2:b6d9 1-6")
+        XCTAssertEqual(usb.roles(of: ir).sibling, nil, "its sysfs sibling is in a pair line: siblings stay mutual")
+    }
+
+    func testFaceDefaultsToTheConfiguredIRNode() throws {
+        let r = registry([colourVivid, greyVivid], pairs: [CameraPair(colour: "/dev/video0", infrared: "/dev/video2")])
+        XCTAssertEqual(try r.find(nil, for: .face, choice: nil).id, "video2", "IR by configuration, although listed second")
+        XCTAssertEqual(try r.find(nil, for: .finger, choice: nil).id, "video0")
+        XCTAssertEqual(try r.find(nil, for: .face, choice: .colour).id, "video0", "face_camera=rgb")
+        XCTAssertEqual(try registry([colourVivid, greyVivid], pairs: []).find(nil, for: .face, choice: nil).id, "video0",
+                       "without the pair neither is IR: the first free camera")
+        let lease = try r.acquire(nil, for: .face)
+        XCTAssertEqual(lease.device.id, "video2")
+        lease.release()
+    }
+}

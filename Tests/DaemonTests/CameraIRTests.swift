@@ -58,4 +58,29 @@ final class CameraChoiceConfigTests: XCTestCase {
         }
         XCTAssertTrue(DaemonConfiguration.keys.contains("face_camera") && DaemonConfiguration.keys.contains("finger_camera"))
     }
+
+    /// camera_pair= repeats (one pair per line); a malformed line or a camera in two pairs stops
+    /// the start with the file, line and key.
+    func testCameraPairsRepeatAndABadOneIsRefusedWithFileAndLine() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pair-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("biometricd.conf").path
+        try "camera_pair = rgb=/dev/video0 ir=/dev/video2\ncamera_pair = ir=/dev/video6 rgb=/dev/video4\n".write(toFile: file, atomically: true, encoding: .utf8)
+        var c = DaemonConfiguration()
+        try c.load(file: file)
+        XCTAssertEqual(c.cameraPairs, [CameraPair(colour: "/dev/video0", infrared: "/dev/video2"), CameraPair(colour: "/dev/video4", infrared: "/dev/video6")])
+        for (text, reason) in [("camera_pair = /dev/video0:/dev/video2\n", "is not rgb=<camera> or ir=<camera>"),
+                               ("camera_pair = rgb=/dev/video0 ir=/dev/video2\ncamera_pair = rgb=/dev/video2 ir=/dev/video4\n", "already in another pair")] {
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            var bad = DaemonConfiguration()
+            XCTAssertThrowsError(try bad.load(file: file)) { error in
+                let e = error as? ConfigError
+                XCTAssertEqual(e?.key, "camera_pair")
+                XCTAssertEqual(e?.line, text.split(separator: "\n").count)
+                XCTAssertTrue(e?.description.contains(reason) ?? false, "\(error)")
+            }
+        }
+        XCTAssertTrue(DaemonConfiguration.keys.contains("camera_pair"))
+    }
 }
