@@ -1,7 +1,8 @@
 // The minutia matcher behind cvis_print_model_make / cvis_print_match. See Docs/finger-print.md.
 //
 // Matching: Minutia Cylinder-Code (Cappelli et al. 2010, bit version) local similarities,
-//   consolidated by relaxation (LSS-R). The image stages are print_extract.cpp.
+//   consolidated by relaxation (LSS-R), plus the support of the best local affine map. The image
+//   stages are print_extract.cpp.
 #include "cvision_imaging.h"
 #include "cvision_print.h"
 #include "cvision_internal.hpp"
@@ -265,6 +266,58 @@ void restrictToDominantRotation(const cvis_print_model &A, const cvis_print_mode
         if (gamma[k] > 0 && std::abs(angleDiff(rotationOf(int(k)), rotation)) > kRotationWindow) gamma[k] = 0;
 }
 
+// Local-affine support (issue 26): relaxation ranks pairs by pairwise consistency within 200 px,
+// which a distorted genuine comparison with little overlap can lose to chance look-alikes. A second,
+// independent check: affine maps (scale 0.8–1.25, any rotation) through triples of the kAffineTop
+// most similar candidate pairs; the best one's support is the sum of the local similarities of the
+// candidate pairs it carries within 15 px and 30°. Impostors' chance pairs rarely share one such
+// map. Added as kAffineWeight × support (Docs/finger-print.md, "Across sensors" item 7).
+constexpr int kAffineTop = 15;
+constexpr float kAffineWeight = 0.001f, kAffineTolerance = 15;
+
+template <typename Pair>
+double affineSupport(const cvis_print_model &A, const cvis_print_model &B, const std::vector<Pair> &pairs) {
+    const int n = int(pairs.size()), top = std::min(kAffineTop, n);
+    std::vector<float> ax(n), ay(n), aa(n), bx(n), by(n), ba(n);
+    for (int t = 0; t < n; ++t) {
+        const auto &a = A.minutiae[A.owner[pairs[t].a]], &b = B.minutiae[B.owner[pairs[t].b]];
+        ax[t] = a.x, ay[t] = a.y, aa[t] = a.angle, bx[t] = b.x, by[t] = b.y, ba[t] = b.angle;
+    }
+    int bestCount = 0;
+    double best = 0;
+    const float tol2 = kAffineTolerance * kAffineTolerance;
+    for (int i = 0; i < top; ++i)
+        for (int j = i + 1; j < top; ++j)
+            for (int k = j + 1; k < top; ++k) {
+                const float ux = ax[j] - ax[i], uy = ay[j] - ay[i], vx = ax[k] - ax[i], vy = ay[k] - ay[i];
+                const float det = ux * vy - uy * vx;
+                if (std::abs(det) < 400) continue; // nearly collinear: the map is ill-defined
+                const float px = bx[j] - bx[i], py = by[j] - by[i], qx = bx[k] - bx[i], qy = by[k] - by[i];
+                const float i00 = vy / det, i01 = -vx / det, i10 = -uy / det, i11 = ux / det;
+                const float m00 = px * i00 + qx * i10, m01 = px * i01 + qx * i11;
+                const float m10 = py * i00 + qy * i10, m11 = py * i01 + qy * i11;
+                const float dm = m00 * m11 - m01 * m10;
+                if (dm < 0.7f || dm > 1.4f) continue;
+                // Both singular values within [0.8, 1.25]: skin stretches, it does not fold.
+                const float fro = m00 * m00 + m01 * m01 + m10 * m10 + m11 * m11;
+                const float s1 = 0.5f * (fro + std::sqrt(std::max(0.0f, fro * fro - 4 * dm * dm)));
+                if (s1 > 1.5625f || dm * dm / s1 < 0.64f) continue;
+                const float rot = std::atan2(m10, m00);
+                int count = 0;
+                double support = 0;
+                for (int t = 0; t < n; ++t) {
+                    const float dx = ax[t] - ax[i], dy = ay[t] - ay[i];
+                    const float ex = bx[i] + m00 * dx + m01 * dy - bx[t], ey = by[i] + m10 * dx + m11 * dy - by[t];
+                    if (ex * ex + ey * ey > tol2) continue;
+                    if (std::abs(angleDiff(aa[t] + rot, ba[t])) > kPi / 6) continue;
+                    ++count;
+                    support += pairs[t].sim;
+                }
+                if (count > bestCount || (count == bestCount && support > best)) bestCount = count, best = support;
+            }
+    return best;
+}
+
 /// MCC local similarities, one-to-one candidate pairs, relaxation (LSS-R), then the similarity:
 /// the relaxed similarities of the kConsolidated most geometrically consistent pairs, summed and
 /// divided by kConsolidated whatever the number of pairs there were.
@@ -359,7 +412,7 @@ void localStage(const cvis_print_model &A, const cvis_print_model &B, cvis_print
     double score = 0;
     for (int i = 0; i < used; ++i) score += lambda[order[i]];
     out.pairs = used;
-    out.similarity = score / kConsolidated;
+    out.similarity = score / kConsolidated + kAffineWeight * affineSupport(A, B, pairs);
 }
 
 

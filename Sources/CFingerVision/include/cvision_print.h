@@ -62,7 +62,8 @@ double cvis_print_match(const cvis_print_model *probe, const cvis_print_model *r
 
 /// What one comparison rests on. `similarity` (what cvis_print_match returns) is the sum of the
 /// relaxed local similarities of the `pairs` most consistent minutia pairs divided by 12 however
-/// many there were, so sparse templates and small overlaps cannot reach a mate's similarity.
+/// many there were, so sparse templates and small overlaps cannot reach a mate's similarity, plus
+/// 0.001 × the local-similarity support of the best local affine map (print_match.cpp).
 typedef struct {
     double similarity;
     int minutiae_a, minutiae_b; // minutiae in each template
