@@ -74,8 +74,9 @@ public struct V4L2Device: CameraDevice {
             throw .notACaptureDevice(path, reason: "no streaming I/O")
         }
         let formats = Self.enumerateFormats(fd)
-        let fourccs = Set(formats.map(\.fourcc))
-        let usable = fourccs.intersection(supportedFourccs)
+        // IR is judged on the driver's own formats: libv4l2 adds converted ones (RGB3, BGR3,
+        // YU12, YV12 from GREY), so a GREY-only IR node would otherwise look colour.
+        let usable = Self.nativeFourccs(fd).intersection(supportedFourccs)
         let stableID = id ?? Self.stableID(node: node)
         self.id = stableID
         self.node = node
@@ -100,6 +101,18 @@ public struct V4L2Device: CameraDevice {
             }
         }
         return URL(fileURLWithPath: node).lastPathComponent
+    }
+
+    /// The formats the driver itself offers (not V4L2_FMT_FLAG_EMULATED by libv4lconvert).
+    static func nativeFourccs(_ fd: Int32) -> Set<String> {
+        var result: Set<String> = []
+        var desc = v4l2_fmtdesc()
+        desc.type = UInt32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+        while cv4l2_ioctl(fd, cv4l2_VIDIOC_ENUM_FMT(), &desc) == 0, desc.index < 64 {
+            if desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) == 0 { result.insert(fourccString(desc.pixelformat)) }
+            desc.index += 1
+        }
+        return result
     }
 
     static func enumerateFormats(_ fd: Int32) -> [CameraDescription.Format] {
