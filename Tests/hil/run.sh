@@ -155,7 +155,7 @@ frames pattern YUYV 1 1 "$FR/pattern.png"
 # Enrolment: 0048 and 0053, each of which alone matches 0064 (measured natively: 72.9, 53.1).
 # Under TCG which photos the 3 enrolment frames come from depends on timing; with 0018 in the
 # sequence (25.8 alone) face-same scored anywhere from 42.9 to 75.8.
-frames tony-enrol2 YUYV 1 1 "$T/Tony_Blair_0048.jpg" "$T/Tony_Blair_0053.jpg"
+for f in YUYV GREY; do frames tony-enrol2 $f 1 1 "$T/Tony_Blair_0048.jpg" "$T/Tony_Blair_0053.jpg"; done
 for f in YUYV GREY NV12; do frames tony-same $f 1 1 "$T/Tony_Blair_0064.jpg"; done
 frames other YUYV 1 1 "$LFW/Silvio_Berlusconi/Silvio_Berlusconi_0006.jpg"
 # The blink clip (96x128, 25 fps) at twice its size.

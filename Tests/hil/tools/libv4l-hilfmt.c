@@ -2,13 +2,16 @@
  * "NV12,GREY"), a video-capture device shows only those pixel formats to the process, as a camera
  * that offers nothing else would. Frames still come from the real driver: only VIDIOC_ENUM_FMT is
  * filtered and S_FMT/TRY_FMT of a hidden format is refused. Without the variable the plugin
- * declines every device (libv4l2 then uses the next plugin or none).
+ * declines every device (libv4l2 then uses the next plugin or none). With HIL_V4L2_FORMATS_NODE
+ * (e.g. "/dev/video2") only that node is filtered: one vivid instance of two made GREY-only, an
+ * IR node beside a colour one (the ir-pair scenario).
  * Installed into the VM's chroot only, never on the host. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/videodev2.h>
@@ -26,6 +29,11 @@ static int allowed(struct priv *p, uint32_t f) {
 static void *hil_init(int fd) {
     const char *env = getenv("HIL_V4L2_FORMATS");
     if (!env || !*env) return NULL;
+    const char *node = getenv("HIL_V4L2_FORMATS_NODE");
+    if (node && *node) {
+        struct stat want, have;
+        if (stat(node, &want) != 0 || fstat(fd, &have) != 0 || want.st_rdev != have.st_rdev) return NULL;
+    }
     struct v4l2_capability cap;
     memset(&cap, 0, sizeof cap);
     if (sys_ioctl(fd, VIDIOC_QUERYCAP, &cap) != 0) return NULL;
