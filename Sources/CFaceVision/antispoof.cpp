@@ -3,6 +3,7 @@
 // (minivision-ai/Silent-Face-Anti-Spoofing, src/generate_patches.py and test.py) does.
 #include "cvision_antispoof.h"
 #include "cvision_internal.hpp"
+#include "onnx_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +20,8 @@
 
 using cvis::fail;
 using cvis::guarded;
+using cvis::read_file;
+using cvis::make_net;
 
 struct cvis_antispoof_models {
     std::vector<uchar> v2, v1se;
@@ -35,19 +38,6 @@ constexpr int input_side = 80;
 // Upstream's model names carry the crop scale: 2.7_80x80_MiniFASNetV2, 4_0_0_80x80_MiniFASNetV1SE.
 constexpr double v2_scale = 2.7;
 constexpr double v1se_scale = 4.0;
-
-std::vector<uchar> read_file(const char *path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    return std::vector<uchar>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-cv::dnn::Net make_net(const std::vector<uchar> &onnx) {
-    cv::dnn::Net net = cv::dnn::readNetFromONNX(onnx);
-    net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-    net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-    return net;
-}
 
 // Upstream's CropImage._get_new_box: the box scaled about its centre (the scale lowered until it
 // fits the frame), then shifted back inside the frame. Inclusive corners, truncated as upstream.

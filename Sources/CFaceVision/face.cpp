@@ -4,6 +4,7 @@
 #include "face_internal.hpp"
 #include <mutex>
 #include "cvision_internal.hpp"
+#include "onnx_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -25,6 +26,7 @@
 
 using cvis::fail;
 using cvis::guarded;
+using cvis::read_file;
 
 struct cvis_face_models {
     std::vector<uchar> yunet_onnx; // empty: HOG
@@ -87,12 +89,6 @@ bool finite_landmarks(const float *lm, int count) {
     for (int i = 0; i < 2 * count; ++i)
         if (!std::isfinite(lm[i])) return false;
     return true;
-}
-
-std::vector<uchar> read_file(const char *path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    return std::vector<uchar>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // Squashes a HOG SVM margin (0 at the detection threshold) into 0..1 so that the threshold maps

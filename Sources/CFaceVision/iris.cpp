@@ -3,6 +3,7 @@
 // rotated level; the right eye mirrored).
 #include "cvision_iris.h"
 #include "cvision_internal.hpp"
+#include "onnx_model.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -18,6 +19,8 @@
 
 using cvis::fail;
 using cvis::guarded;
+using cvis::read_file;
+using cvis::make_net;
 
 struct cvis_iris_model {
     std::vector<uchar> onnx;
@@ -33,19 +36,6 @@ namespace {
 constexpr int input_side = 64;
 constexpr double roi_scale = 2.3;
 constexpr int contour_points = 71; // 16 eyelid points, then the brows and eye surroundings
-
-std::vector<uchar> read_file(const char *path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    return std::vector<uchar>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-cv::dnn::Net make_net(const std::vector<uchar> &onnx) {
-    cv::dnn::Net net = cv::dnn::readNetFromONNX(onnx);
-    net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-    net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-    return net;
-}
 
 } // namespace
 

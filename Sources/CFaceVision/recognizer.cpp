@@ -2,6 +2,7 @@
 // OpenCV's dnn module, on a chip aligned to the ArcFace five-point template.
 #include "cvision_recognizer.h"
 #include "cvision_internal.hpp"
+#include "onnx_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +20,8 @@
 
 using cvis::fail;
 using cvis::guarded;
+using cvis::read_file;
+using cvis::make_net;
 
 struct cvis_recognizer_models {
     std::vector<uchar> onnx;
@@ -37,19 +40,6 @@ constexpr float template_points[10] = {38.2946f, 51.6963f, 73.5318f, 51.5014f, 5
                                        71.7366f, 41.5493f, 92.3655f, 70.7299f, 92.2041f};
 constexpr float channel_mean[3] = {0.485f, 0.456f, 0.406f}; // R, G, B
 constexpr float channel_std[3] = {0.229f, 0.224f, 0.225f};
-
-std::vector<uchar> read_file(const char *path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
-    return std::vector<uchar>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-cv::dnn::Net make_net(const std::vector<uchar> &onnx) {
-    cv::dnn::Net net = cv::dnn::readNetFromONNX(onnx);
-    net.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-    net.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-    return net;
-}
 
 // The least-squares similarity transform (rotation, uniform scale, shift) taking `from` onto
 // `to` (Umeyama's, in complex numbers: w = a·z + b), as a 2×3 matrix for warpAffine.
