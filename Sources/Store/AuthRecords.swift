@@ -82,16 +82,20 @@ extension TemplateStore {
         }
     }
 
-    /// Stores a new PIN hash (creating the user when new) with no failures counted.
-    public func setPIN(user name: String, hash: String) throws(StoreError) {
+    /// Stores a new PIN hash (creating the user when new) with no failures counted. `ctapHash`
+    /// is the Argon2id of LEFT(SHA-256(PIN), 16) for FIDO clientPIN, sealed; without it the
+    /// PIN's CTAP form is cleared (an old one would no longer match the PIN).
+    public func setPIN(user name: String, hash: String, ctapHash: String? = nil) throws(StoreError) {
         let now = Self.timestamp()
         try connection.withLock { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 let uuid = try ensureUser(db, name: name, created: now)
+                let ctap: SQLiteConnection.Value = try ctapHash.map { h throws(StoreError) in .blob(try sealCTAPPIN(h, uuid: uuid)) } ?? .null
                 try db.query("""
-                    INSERT INTO pins(user_uuid, hash, failures, updated) VALUES (?, ?, 0, ?)
-                    ON CONFLICT(user_uuid) DO UPDATE SET hash = excluded.hash, failures = 0, updated = excluded.updated
-                    """, [.text(uuid), .text(hash), .text(now)])
+                    INSERT INTO pins(user_uuid, hash, failures, updated, ctap_sealed) VALUES (?, ?, 0, ?, ?)
+                    ON CONFLICT(user_uuid) DO UPDATE SET hash = excluded.hash, failures = 0, updated = excluded.updated,
+                        ctap_sealed = excluded.ctap_sealed
+                    """, [.text(uuid), .text(hash), .text(now), ctap])
                 try db.query("UPDATE users SET pin_set = 1 WHERE uuid = ?", [.text(uuid)])
             }
         }

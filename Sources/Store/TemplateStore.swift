@@ -70,7 +70,7 @@ public struct TemplateInfo: Sendable, Equatable {
 /// Every change is one transaction: a crash at any point leaves the last committed state.
 public final class TemplateStore: Sendable {
     public static let fileName = "biometricd.sqlite"
-    public static let schemaVersion = 4
+    public static let schemaVersion = 5
 
     let connection: Mutex<SQLiteConnection>
     /// −1 when unknown (see `userCount`).
@@ -149,6 +149,8 @@ public final class TemplateStore: Sendable {
         var rows = 0
         if tables.contains("templates") { try db.query("SELECT count(*) FROM templates") { rows += Int($0.int(0)) } }
         if tables.contains("keys") { try db.query("SELECT count(*) FROM keys") { rows += Int($0.int(0)) } }
+        if tables.contains("fido_keys") { try db.query("SELECT count(*) FROM fido_keys") { rows += Int($0.int(0)) } }
+        if tables.contains("fido_credentials") { try db.query("SELECT count(*) FROM fido_credentials") { rows += Int($0.int(0)) } }
         return rows
     }
 
@@ -232,6 +234,7 @@ public final class TemplateStore: Sendable {
             requires_admin INTEGER NOT NULL DEFAULT 0
         );
         """,
+        fidoSchema,
     ]
 
     static func migrate(_ db: SQLiteConnection) throws(StoreError) {
