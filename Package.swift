@@ -116,7 +116,7 @@ let package = Package(
             name: "BiometricDaemon",
             dependencies: [
                 "BiometricCore", "BiometricProtocol", "BiometricAuth", "BiometricCamera", "BiometricStore", "BiometricFace", "BiometricFinger",
-                "CSystemd",
+                "BiometricFIDO", "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -213,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "CImaging",
+                "BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "BiometricFIDO", "CImaging",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Tests/DaemonTests"

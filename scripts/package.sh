@@ -233,6 +233,9 @@ grep -qx 'ExecStart=/usr/libexec/biometricd/biometricd-password.*' systemd/biome
 install -D -m 0644 systemd/biometricd.sysusers "$ROOT/usr/lib/sysusers.d/biometricd.conf"
 install -D -m 0644 systemd/biometricd.tmpfiles "$ROOT/usr/lib/tmpfiles.d/biometricd.conf"
 install -D -m 0644 udev/70-biometricd.rules "$ROOT/usr/lib/udev/rules.d/70-biometricd.rules"
+# The FIDO2 authenticator (fido = yes): /dev/uhid for the daemon, its hidraw node for the seat's user.
+install -D -m 0644 udev/71-biometricd-fido.rules "$ROOT/usr/lib/udev/rules.d/71-biometricd-fido.rules"
+install -D -m 0644 systemd/biometricd-fido.modules-load "$ROOT/usr/lib/modules-load.d/biometricd.conf"
 # The IR emitter table (Docs/ir-emitters.md); administrators add entries in /etc/biometricd/ir-emitters.d.
 install -D -m 0644 share/ir-emitters.conf "$ROOT/usr/share/biometricd/ir-emitters.conf"
 install -D -m 0644 "$CONF" "$ROOT/etc/biometricd/biometricd.conf"

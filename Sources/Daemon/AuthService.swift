@@ -1,6 +1,7 @@
 import BiometricAuth
 import BiometricCamera
 import BiometricCore
+import BiometricFIDO
 import BiometricProtocol
 import BiometricStore
 import Foundation
@@ -169,8 +170,33 @@ final class AuthService: Sendable {
         try checkFormat(pin)
         let store = self.store, hasher = self.hasher
         let locks = userLocks
-        try await pins.run(owner: caller) { try locks.withLock(user) { try store.setPIN(user: user, hash: try hasher.hash(pin)) } }
+        // With it, the CTAP form (FIDO clientPIN sends LEFT(SHA-256(PIN), 16), never the PIN).
+        try await pins.run(owner: caller) {
+            try locks.withLock(user) {
+                try store.setPIN(user: user, hash: try hasher.hash(pin), ctapHash: try hasher.hash(CTAPPINHash.text(ofPIN: pin)))
+            }
+        }
         logger.notice("PIN set for '\(user)'")
+    }
+
+    /// FIDO clientPIN: checks LEFT(SHA-256(PIN), 16) against the CTAP form of `user`'s PIN and
+    /// counts the attempt on the daemon PIN's own counter (a right one clears it and the
+    /// biometric lockout, as pin.verify does). In the same fair queue and per-user lock as pin.verify.
+    func verifyCTAPPIN(user: String, pinHash: [UInt8], caller: UInt32) async throws -> PINCheck {
+        guard pinHash.count == 16 else { return .wrong(retriesLeft: 0) }
+        let store = self.store, max = pinMaxRetries, locks = userLocks
+        let outcome = try await pins.run(owner: caller) { () throws -> PINCheck in
+            try locks.withLock(user) { () throws -> PINCheck in
+                guard let state = try store.pin(user: user), let ctap = try store.ctapPINHash(user: user) else { return .notSet }
+                guard !state.isLocked(maxRetries: max) else { return .blocked }
+                let ok = try PINHasher.verify(CTAPPINHash.text(ofHash: pinHash), against: ctap)
+                let after = try store.recordPINAttempt(user: user, success: ok)
+                if ok { return .correct }
+                return .wrong(retriesLeft: after.retriesLeft(maxRetries: max) ?? CTAPPINHash.unlimitedRetries)
+            }
+        }
+        logger.notice("FIDO clientPIN '\(user)': \(outcome)")
+        return outcome
     }
 
     func status(user: String) throws -> AuthStatusResult {

@@ -13,7 +13,8 @@ final class ClientConnection: Sendable {
     let reverification = Reverification()
     /// Identifications of this connection waiting for their step-up.
     let stepUps = StepUps()
-    private let channel: any Channel
+    /// nil for an internal caller (the FIDO authenticator's verifier): its events go nowhere.
+    private let channel: (any Channel)?
     private let methods: MethodTable
     private let shares: UserShares?
     private let onClose: @Sendable () -> Void
@@ -40,7 +41,7 @@ final class ClientConnection: Sendable {
     }
     private let state = Mutex(State())
 
-    init(peer: Peer, channel: any Channel, methods: MethodTable, shares: UserShares? = nil,
+    init(peer: Peer, channel: (any Channel)?, methods: MethodTable, shares: UserShares? = nil,
          onClose: @escaping @Sendable () -> Void) {
         self.peer = peer
         self.channel = channel
@@ -194,19 +195,20 @@ final class ClientConnection: Sendable {
     // MARK: Output
 
     func send(_ line: Data) {
-        channel.writeAndFlush(ByteBuffer(bytes: line), promise: nil)
+        channel?.writeAndFlush(ByteBuffer(bytes: line), promise: nil)
     }
 
     /// Events are droppable: a client that does not read its socket does not make us buffer
     /// without bound (replies are always sent).
     func sendEvent(_ event: Event) {
-        guard channel.isWritable else { return }
+        guard let channel, channel.isWritable else { return }
         guard let line = try? RPCCodec.event(event) else { return }
         send(line)
     }
 
     /// Sends a protocol error and closes (oversized line).
     func fail(_ error: RPCError) {
+        guard let channel else { return }
         channel.writeAndFlush(ByteBuffer(bytes: RPCCodec.response(id: .null, error: error))).whenComplete { [channel] _ in
             channel.close(promise: nil)
         }

@@ -66,6 +66,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Test hook: every challenge asks for this sequence instead of a random one. Refused by a
     /// production instance, so a real daemon can never be made predictable.
     public var testChallengeSequence: [ChallengeLiveness.Action]?
+    /// The FIDO2 authenticator (`fido = yes`): a USB-HID security key through /dev/uhid while the
+    /// daemon runs [no: a new HID device is an opt-in, not a side effect of installing].
+    public var fidoEnabled = false
+    /// `fido_user`: a kiosk's one FIDO user; absent, the user of the active session on seat0.
+    public var fidoUser: String?
+    /// Test hook: the FIDO device's HID reports over this Unix socket instead of uhid (turns the
+    /// authenticator on). Refused by a production instance (`FIDOTransportChoice`).
+    public var testFIDOSocket: String?
 
     public init() {}
 
@@ -78,7 +86,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
                               "max_calls_per_user", "max_buffered_bytes_per_user", "max_queued_per_user",
                               "max_face_templates_per_user", "max_finger_templates_per_user", "max_keys_per_user",
                               "max_image_pixels", "face_matching_threshold", "finger_matching_threshold",
-                              "face_liveness_mode", "face_liveness_refuse_virtual"]
+                              "face_liveness_mode", "face_liveness_refuse_virtual", "fido", "fido_user", "test_fido_socket"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -178,6 +186,22 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be one of \(VirtualCameraPolicy.wireNames.joined(separator: ", ")); got '\(value)'")
             }
             faceRefuseVirtual = policy
+        case "fido":
+            switch value.lowercased() {
+            case "yes", "true", "on", "1": fidoEnabled = true
+            case "no", "false", "off", "0": fidoEnabled = false
+            default: throw ConfigError(key: key, message: "must be yes or no, got '\(value)'")
+            }
+        case "fido_user":
+            guard !value.isEmpty, value.count <= 256, !value.contains("\0"), !value.contains(where: \.isWhitespace) else {
+                throw ConfigError(key: key, message: "must be a user name, got '\(value)'")
+            }
+            fidoUser = value
+        case "test_fido_socket":
+            testFIDOSocket = try path(value)
+            guard value.utf8.count < 108 else {
+                throw ConfigError(key: key, message: "socket path is longer than the 107 bytes a Unix socket allows")
+            }
         case "max_image_pixels": maxImagePixels = try integer(65536...(64 << 20), "")
         case "test_hold_replies_ms": testHoldRepliesMs = try integer(0...60000, "test hook; refused by a production instance")
         case "test_challenge_sequence":

@@ -82,6 +82,8 @@ public final class Daemon: Sendable {
         limits = DaemonLimits(configuration: configuration, descriptorLimit: ProcessLimits.raiseDescriptorLimit(logger: logger),
                               logger: logger)
         auth = AuthService(store: store, configuration: configuration, pins: limits.pins, logger: logger)
+        // A FIDO test socket in a production instance stops the start here, before anything serves.
+        _ = try Self.fidoTransport(configuration)
         if !configuration.testHooks.isEmpty && !configuration.isProductionInstance {
             logger.warning("test hooks on (never in production): \(configuration.testHooks.joined(separator: ", "))")
         }
@@ -89,7 +91,7 @@ public final class Daemon: Sendable {
         // One pool for all frame analysis: analysis_threads bounds face and finger together.
         let analysis = AnalysisPool(label: "biometricd.analysis", threads: configuration.analysisThreads)
         face = FaceService(catalog: models, pool: analysis, threads: configuration.analysisThreads, enabled: configuration.faceEnabled,
-                           logger: logger)
+                           secondNetwork: configuration.faceSecondNetwork, logger: logger)
         finger = FingerService(pool: analysis, threads: configuration.analysisThreads, optics: configuration.fingerOptics,
                                enabled: configuration.fingerEnabled)
         templates = TemplateRepository(store: store, fingerMatcher: finger.matcher, logger: logger)
@@ -99,21 +101,28 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// The method table of this build: each group gets only what it uses.
-    var methodTable: MethodTable {
+    /// The face, finger and auth method groups (the method table's, and the FIDO verifier's).
+    var authGroups: (face: FaceMethods, finger: FingerMethods, auth: AuthMethods) {
         let face = FaceMethods(
             face: self.face, templates: templates, sessions: sessions, auth: auth, policy: policy, limits: limits, logger: logger,
             fixedChallenge: configuration.isProductionInstance ? nil : configuration.testChallengeSequence)
         let finger = FingerMethods(finger: self.finger, templates: templates, sessions: sessions, auth: auth, policy: policy,
                                    limits: limits, logger: logger)
+        let methods = AuthMethods(auth: auth, store: store, policy: policy, quotas: limits.quotas, logger: logger, face: face,
+                                  finger: finger, proofs: proofs)
+        return (face, finger, methods)
+    }
+
+    /// The method table of this build: each group gets only what it uses.
+    var methodTable: MethodTable {
+        let (face, finger, authMethods) = authGroups
         let groups: [any MethodGroup] = [
             DaemonMethods(status: { [self] in status }),
             CameraMethods(sessions: sessions, face: self.face, policy: policy),
             UserMethods(templates: templates, policy: policy, logger: logger),
             face,
             finger,
-            AuthMethods(auth: auth, store: store, policy: policy, quotas: limits.quotas, logger: logger, face: face, finger: finger,
-                        proofs: proofs),
+            authMethods,
         ]
         var table = MethodTable(policy: policy)
         for group in groups { group.register(in: &table) }
@@ -145,6 +154,7 @@ public final class Daemon: Sendable {
         }
         server.withLock { $0 = rpc }
         cameras.startHotplug()
+        let fido = try await startFIDO()
         models.verifyInBackground()
         face.preload()
         if face.enabled { templates.loadFaceGallery() }
@@ -159,6 +169,7 @@ public final class Daemon: Sendable {
         Systemd.notify("STOPPING=1")
         watchdog?.cancel()
         cameras.stopHotplug()
+        await fido?.stop()
         await rpc.stop()
         // Sessions end when their calls are canceled; give them a moment to close the cameras.
         for _ in 0..<50 where sessions.activeCount > 0 {

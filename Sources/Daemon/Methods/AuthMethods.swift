@@ -194,8 +194,9 @@ struct AuthMethods: MethodGroup {
     /// each run here by the face, finger and PIN methods and reported back as a typed result.
     /// Errors are kept for what no factor could even start on (unknown user, nothing enrolled,
     /// everything locked).
+    /// `forceLiveness`: liveness on whatever the user's policy says (the FIDO authenticator's UV).
     func authenticate(user: String, override: [Factor]?, pin: String?, camera: String?, timeoutMs: Int,
-                      context: CallContext) async throws -> AuthenticateResult
+                      context: CallContext, forceLiveness: Bool = false) async throws -> AuthenticateResult
     {
         let started = monotonicNanoseconds()
         guard let record = try store.user(named: user), let userPolicy = try store.policy(user: user) else {
@@ -205,6 +206,7 @@ struct AuthMethods: MethodGroup {
         if record.faceTemplates > 0 { enrolled.insert(.face) }
         if record.fingerTemplates > 0 { enrolled.insert(.finger) }
         if record.pinSet { enrolled.insert(.pin) }
+        let live = userPolicy.requireLiveness || forceLiveness
         let deadline = started + UInt64(timeoutMs) * 1_000_000
         let runner = FactorRunner(policy: userPolicy, override: override)
         // The lockout error as the store words it (retry_after_s, requires_pin), rethrown when
@@ -221,12 +223,12 @@ struct AuthMethods: MethodGroup {
                     switch factor {
                     case .face:
                         let r = try await face.verify(FaceVerifyParams(user: user, camera: camera,
-                                                                      mode: userPolicy.requireLiveness ? .liveness : .image,
+                                                                      mode: live ? .liveness : .image,
                                                                       timeoutMs: min(300_000, remainingMs)), context, login: true)
                         return r.match ? .passed(score: r.score) : .failed(message: "the face did not match (score \(r.score))", score: r.score, retriesLeft: nil)
                     case .finger:
                         var capture = FingerCaptureSettings()
-                        capture.liveness = userPolicy.requireLiveness ? .low : LivenessLevel.none
+                        capture.liveness = live ? .low : LivenessLevel.none
                         capture.timeoutS = max(1, min(120, remainingMs / 1000))
                         let r = try await finger.verify(FingerAuthParams(user: user, camera: camera, capture: capture), user: user, context)
                         return r.match ? .passed(score: r.score) : .failed(message: "no finger matched (score \(r.score))", score: r.score, retriesLeft: nil)
