@@ -106,12 +106,13 @@ public actor CTAP2Authenticator {
 
     func getInfo() async -> CBORValue {
         let pinSet = await pins.isSet()
+        let uvConfigured = await verifier.isConfigured()
         return .map([
             .init(0x01, .array(["FIDO_2_0", "FIDO_2_1"])),
             .init(0x02, .array(["credProtect", "hmac-secret"])),
             .init(0x03, .bytes(configuration.aaguid)),
             .init(0x04, .map([
-                .init("rk", true), .init("up", true), .init("uv", true), .init("clientPin", .bool(pinSet)),
+                .init("rk", true), .init("up", true), .init("uv", .bool(uvConfigured)), .init("clientPin", .bool(pinSet)),
                 .init("credMgmt", true), .init("pinUvAuthToken", true), .init("makeCredUvNotRqd", true),
             ])),
             .init(0x05, .int(CTAPHIDState.maxMessageSize)),

@@ -33,6 +33,14 @@ public protocol UserVerifier: Sendable {
     func confirmPresence(rpID: String?) async -> UserCheckOutcome
     /// Built-in UV attempts left before UV is blocked (clientPIN getUVRetries).
     func uvRetries() async -> Int
+    /// Whether built-in UV can verify anyone now (getInfo's `uv`: true, or false = "capable but
+    /// not configured", so platforms use the PIN instead). The daemon: the user has a face or
+    /// finger enrolled and in their policy.
+    func isConfigured() async -> Bool
+}
+
+extension UserVerifier {
+    public func isConfigured() async -> Bool { true }
 }
 
 /// The outcome of one PIN attempt.

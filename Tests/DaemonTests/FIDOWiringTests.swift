@@ -313,3 +313,29 @@ struct MadeCredential {
         publicKey = try P256.Signing.PublicKey(rawRepresentation: XCTUnwrap(key[-2]?.bytesValue) + XCTUnwrap(key[-3]?.bytesValue))
     }
 }
+
+extension FIDOWiringTests {
+    /// getInfo's `uv` says whether this user can be verified by a face or finger now.
+    func testGetInfoUVFollowsEnrolmentAndPolicy() async throws {
+        let store = try TemplateStore(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
+        try store.setPIN(user: "pinonly", hash: "x")
+        try store.addTemplate(user: "ann", modality: .face, quality: 70, payload: Data([1]))
+        XCTAssertTrue(Daemon.biometricConfigured(store, user: "ann"))
+        XCTAssertFalse(Daemon.biometricConfigured(store, user: "pinonly"), "nothing enrolled")
+        XCTAssertFalse(Daemon.biometricConfigured(store, user: "nobody"))
+        try store.setPolicy(user: "ann", AuthPolicy(factors: [.finger, .pin], requireLiveness: true))
+        XCTAssertFalse(Daemon.biometricConfigured(store, user: "ann"), "a face the policy does not use")
+
+        for (user, expected) in [("ann", false), ("bob", true)] {
+            if user == "bob" { try store.addTemplate(user: "bob", modality: .face, quality: 70, payload: Data([1])) }
+            let users = FIDOUserSource(mode: .kiosk(user), activeUID: { _ in nil }, account: { _ in nil })
+            let verifier = DaemonUserVerifier(users: users, attempt: { _, _ in .denied }, lockout: { _ in nil }, rules: LockoutRules(),
+                                              configured: { Daemon.biometricConfigured(store, user: $0) })
+            let authenticator = CTAP2Authenticator(configuration: .init(aaguid: FIDOService.aaguid), verifier: verifier,
+                                                   pins: InMemoryPINVerifier(pin: nil), store: InMemoryCredentialStore())
+            let (status, info) = await FIDOHost(authenticator: authenticator).call(0x04)
+            XCTAssertEqual(status, .success)
+            XCTAssertEqual(info?[4]?["uv"], .bool(expected), user)
+        }
+    }
+}

@@ -32,7 +32,8 @@ extension Daemon {
         let users = FIDOUserSource(kioskUser: configuration.fidoUser)
         let store = self.store, rules = configuration.lockout
         let verifier = DaemonUserVerifier(users: users, attempt: { [self] user, rpID in await fidoVerify(user, rpID: rpID) },
-                                          lockout: { try? store.lockout(user: $0) }, rules: rules)
+                                          lockout: { try? store.lockout(user: $0) }, rules: rules,
+                                          configured: { Self.biometricConfigured(store, user: $0) })
         let service = FIDOService(choice: choice, verifier: verifier, pins: DaemonPINVerifier(auth: auth, users: users),
                                   store: DaemonCredentialStore(store: store, users: users, capacity: configuration.quotas.keys),
                                   logger: logger)
@@ -44,6 +45,12 @@ extension Daemon {
         }
         logger.info("FIDO2 user verification for \(users.description)")
         return service
+    }
+
+    /// getInfo's `uv`: the user has a face or finger template whose factor their policy lists.
+    static func biometricConfigured(_ store: TemplateStore, user: String) -> Bool {
+        guard let record = try? store.user(named: user), let policy = try? store.policy(user: user) else { return false }
+        return (record.faceTemplates > 0 && policy.factors.contains(.face)) || (record.fingerTemplates > 0 && policy.factors.contains(.finger))
     }
 
     /// One FIDO user verification: auth.authenticate for `user` with the face and finger factors

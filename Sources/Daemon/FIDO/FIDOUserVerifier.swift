@@ -52,6 +52,8 @@ struct DaemonUserVerifier: UserVerifier {
     /// The user's lockout state, for uvRetries.
     let lockout: @Sendable (String) -> LockoutState?
     let rules: LockoutRules
+    /// Whether the user can be verified by a face or finger at all (enrolled, and in the policy).
+    var configured: @Sendable (String) -> Bool = { _ in true }
 
     func verifyUser(rpID: String?) async -> UserCheckOutcome {
         guard let user = users.current() else { return .denied }
@@ -61,6 +63,11 @@ struct DaemonUserVerifier: UserVerifier {
 
     /// Presence is the same live match: one prompt, and its answer says by what.
     func confirmPresence(rpID: String?) async -> UserCheckOutcome { await verifyUser(rpID: rpID) }
+
+    func isConfigured() async -> Bool {
+        guard let user = users.current() else { return false }
+        return configured(user.name)
+    }
 
     func uvRetries() async -> Int {
         guard let user = users.current(), let state = lockout(user.name) else { return 0 }
