@@ -246,14 +246,19 @@ public final class FacePipeline: Sendable {
 
     /// The template of the observed face. Live probes use `.mirrored` (cheap enough for every
     /// frame); stored templates and uploaded images `.jittered` (four times the cost, steadier).
-    /// The score calibration is fitted on exactly that pairing (Docs/face.md).
-    public func template(of frame: Frame, _ observation: FaceObservation, views: EmbeddingViews = .mirrored) async throws
-        -> FaceTemplate
+    /// The score calibration is fitted on exactly that pairing (Docs/face.md). `second` adds the
+    /// second network's embedding (a v2 template) when that network is loaded; without it, or if
+    /// it fails on this face, the template stays v1 (dlib alone).
+    public func template(of frame: Frame, _ observation: FaceObservation, views: EmbeddingViews = .mirrored,
+                         second: SecondEmbedding = .none) async throws -> FaceTemplate
     {
         guard let landmarks = observation.landmarks else { throw FaceError.native("no face to embed") }
         let quality = observation.qualityScore
         return try await run { engine in
-            FaceTemplate(embedding: try engine.embed(Self.image(of: frame), landmarks: landmarks, views: views), quality: quality)
+            let image = Self.image(of: frame)
+            let dlib = try engine.embed(image, landmarks: landmarks, views: views)
+            let other = second == .none ? nil : (try? engine.secondEmbedding(image, landmarks: landmarks, mirrored: second == .chipAndMirror)) ?? nil
+            return FaceTemplate(embedding: dlib, second: other, quality: quality)
         }
     }
 

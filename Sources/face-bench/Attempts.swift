@@ -18,13 +18,22 @@ struct FrameScoreTable {
     @inline(__always) func score(_ template: Int, _ probe: Int) -> Double { Double(tenths[template * n + probe]) / 10 }
 }
 
-func frameScoreTable(_ d: ViewDescriptors) -> FrameScoreTable {
+func frameScoreTable(_ d: ViewDescriptors, second raw: [Float]? = nil) -> FrameScoreTable {
     let n = d.files.count
-    var t = [Float](repeating: 0, count: n * 128), p = t
-    for i in 0..<n {
-        t.replaceSubrange((i * 128)..<((i + 1) * 128), with: d.embedding(i, Array(0..<8)))
-        p.replaceSubrange((i * 128)..<((i + 1) * 128), with: d.embedding(i, [0, 1]))
+    // Per image: the stored template (dlib 8 views; second chip + mirror) and the live probe (dlib
+    // chip + mirror; second chip), as FaceTemplates, and the vectors whose distance is scored.
+    func pair(_ i: Int) -> (template: FaceTemplate, probe: FaceTemplate) {
+        guard let raw else {
+            return (FaceTemplate(embedding: d.embedding(i, Array(0..<8)), quality: 80), FaceTemplate(embedding: d.embedding(i, [0, 1]), quality: 80))
+        }
+        let chip = Array(raw[(i * 256)..<(i * 256 + 128)]), mirror = Array(raw[(i * 256 + 128)..<(i * 256 + 256)])
+        return (FaceTemplate(embedding: d.embedding(i, Array(0..<8)), second: zip(chip, mirror).map { $0 + $1 }, quality: 80),
+                FaceTemplate(embedding: d.embedding(i, [0, 1]), second: chip, quality: 80))
     }
+    let dim = raw == nil ? 128 : 256
+    let pairs = (0..<n).map(pair)
+    let t = pairs.flatMap { raw == nil ? $0.template.embedding : $0.template.fusedVector! }
+    let p = pairs.flatMap { raw == nil ? $0.probe.embedding : $0.probe.fusedVector! }
     let templates = t, probes = p
     final class Table: @unchecked Sendable {
         var tenths: [UInt16]
@@ -33,15 +42,15 @@ func frameScoreTable(_ d: ViewDescriptors) -> FrameScoreTable {
     let table = Table(n)
     let block = 256
     let blocks = (n + block - 1) / block
-    let calibration = FaceCalibration.lfw
+    let calibration = raw == nil ? FaceCalibration.lfw : FaceFusion.calibration
     let start = now()
     DispatchQueue.concurrentPerform(iterations: blocks) { bi in
         let i0 = bi * block, rows = min(block, n - i0)
         var dots = [Float](repeating: 0, count: rows * n)
         templates.withUnsafeBufferPointer { pt in
             probes.withUnsafeBufferPointer { pp in
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(n), 128, 1,
-                            pt.baseAddress! + i0 * 128, 128, pp.baseAddress, 128, 0, &dots, Int32(n))
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(n), Int32(dim), 1,
+                            pt.baseAddress! + i0 * dim, Int32(dim), pp.baseAddress, Int32(dim), 0, &dots, Int32(n))
             }
         }
         table.tenths.withUnsafeMutableBufferPointer { out in
@@ -59,9 +68,7 @@ func frameScoreTable(_ d: ViewDescriptors) -> FrameScoreTable {
     var off = 0, worst = 0.0
     for _ in 0..<20000 {
         let t = Int.random(in: 0..<n, using: &rng), p = Int.random(in: 0..<n, using: &rng)
-        let session = FaceVerification.score(FaceTemplate(embedding: Array(probes[(p * 128)..<((p + 1) * 128)]), quality: 80),
-                                             against: [FaceTemplate(embedding: Array(templates[(t * 128)..<((t + 1) * 128)]), quality: 80)],
-                                             calibration: calibration)
+        let session = FaceVerification.score(pairs[p].probe, against: [pairs[t].template], calibration: FaceCalibration.lfw)
         let diff = abs(session - result.score(t, p))
         if diff > 0 { off += 1; worst = max(worst, diff) }
     }
@@ -238,7 +245,10 @@ func runAttempts() {
     if let i = arguments.firstIndex(of: "--pair"), arguments.count > i + 2 {
         return runPair(d, enrolled: arguments[i + 1], impostor: arguments[i + 2], frames: k)
     }
-    let table = frameScoreTable(d)
+    // --fused: per-frame scores of the two networks fused (v2 templates, FaceFusion.calibration).
+    let fusedMode = arguments.contains("--fused")
+    let table = frameScoreTable(d, second: fusedMode ? computeSecond(files) : nil)
+    if fusedMode { say("fused scores: dlib share \(FaceFusion.dlibShare), per comparison FaceFusion.calibration") }
     say("LFW: \(files.count) images of \(personNames.count) people; \(people.filter { $0.count >= k }.count) with >= \(k) photos, \(people.filter { $0.count >= k + 1 }.count) with >= \(k + 1); attempt = first \(k) judged frames; up to \(cap) sequences per person and kind")
 
     /// People of one half (alternating by sorted name), or everyone.
@@ -325,7 +335,26 @@ func runAttempts() {
         say("  before, threshold \(Int(t)): genuine matches by the frame they needed (1…5): \(used[1...].map(String.init).joined(separator: " ")); mean \(fmt(Double(used.enumerated().map { $0.offset * $0.element }.reduce(0, +)) / Double(max(1, matched)), 2)); after: always \(k)")
     }
 
-    if arguments.contains("--write"), let calibration = shipped {
+    if arguments.contains("--write"), fusedMode, let calibration = shipped {
+        let swift = """
+            import BiometricCore
+
+            /// The per-attempt score calibration of fused (v2) verification: `FaceAttemptRule` on
+            /// per-frame scores of the fused distance (`FaceFusion.calibration`).
+            /// GENERATED by `biometricd-face-bench attempts --frames \(k) --fused --write` — do not edit
+            /// by hand; see Docs/face.md "Per-attempt FAR" and "Two networks, one score". Fitted like
+            /// FaceAttemptCalibration.swift, on LFW impostor attempts scored with both networks.
+            extension FaceFusion {
+                public static let attempt = FARCalibration(.similarity, knots: attemptKnots, source: "LFW fused impostor attempts of \(k) frames")
+                static let attemptKnots: [FARCalibration.Knot] = [
+            \(calibration.knots.map { "        .init(\(fmt($0.value, 3)), \(fmt($0.log10FAR, 3))),"}.joined(separator: "\n"))
+                ]
+            }
+
+            """
+        try! swift.write(toFile: repo + "/Sources/Face/FaceFusionAttemptCalibration.swift", atomically: true, encoding: .utf8)
+        say("wrote Sources/Face/FaceFusionAttemptCalibration.swift (\(calibration.knots.count) knots, \(k) frames)")
+    } else if arguments.contains("--write"), let calibration = shipped {
         let swift = """
             import BiometricCore
 

@@ -107,37 +107,8 @@ func runLFW(write: Bool, enrol: EmbeddingViews, probe: EmbeddingViews) {
                                label: "\(enrol) vs \(probe)")
     let (impostor, bins) = (result.impostor, result.bins)
     let impostorTotal = impostor.reduce(0, +)
-    var cumI = [Int](repeating: 0, count: bins + 1)
-    var ci = 0
-    for b in 0...bins { ci += impostor[b]; cumI[b] = ci }
-    func binDistance(_ b: Int) -> Double { Double(b + 1) / Double(bins) * 2 }
-
-    // Calibration knots: empirical log10 FAR where there are >= 30 impostors below, then a
-    // straight-line tail (log10 FAR vs distance) fitted over FAR 1e-6…1e-3.
-    var knots: [(Double, Double)] = []
-    var fit: [(Double, Double)] = []
-    for b in 0...bins where cumI[b] >= 30 {
-        let lf = log10(Double(cumI[b]) / Double(impostorTotal))
-        if lf <= -3, lf >= -6 { fit.append((binDistance(b), lf)) }
-    }
-    for target in stride(from: -5.5, through: -0.5, by: 0.25) {
-        if let b = (0...bins).first(where: { cumI[$0] >= 30 && log10(Double(cumI[$0]) / Double(impostorTotal)) >= target }) {
-            if knots.last?.0 != binDistance(b) { knots.append((binDistance(b), log10(Double(cumI[b]) / Double(impostorTotal)))) }
-        }
-    }
-    if let b = (0...bins).first(where: { cumI[$0] == impostorTotal }) { knots.append((binDistance(b), 0)) }
-    let nf = Double(fit.count)
-    let mx = fit.map(\.0).reduce(0, +) / nf, my = fit.map(\.1).reduce(0, +) / nf
-    let slope = fit.map { ($0.0 - mx) * ($0.1 - my) }.reduce(0, +) / fit.map { ($0.0 - mx) * ($0.0 - mx) }.reduce(0, +)
-    let intercept = my - slope * mx
-    print("tail fit: log10 FAR = \(fmt(intercept, 3)) + \(fmt(slope, 3))·d over \(fit.count) points (FAR 1e-6…1e-3)")
-    let first = knots.first!
-    var tail: [(Double, Double)] = []
-    for lf in stride(from: -9.0, to: first.1 - 0.25, by: 0.5) {
-        let d = (lf - intercept) / slope
-        if d < first.0 { tail.append((d, lf)) }
-    }
-    knots = tail + knots
+    let (knots, intercept, slope) = comparisonKnots(impostor, bins: bins)
+    print("tail fit: log10 FAR = \(fmt(intercept, 3)) + \(fmt(slope, 3))·d (FAR 1e-6…1e-3)")
     let calibration = FARCalibration(.distance, knots: knots.map { .init($0.0, $0.1) }, source: "LFW")
     for score in [24.0, 36, 48, 60, 72] {
         print("score \(Int(score)) (FAR \(String(format: "%.0e", pow(10, -score / 12)))) at distance \(fmt(calibration.value(forScore: score), 4))")
@@ -162,6 +133,41 @@ func runLFW(write: Bool, enrol: EmbeddingViews, probe: EmbeddingViews) {
         try! swift.write(toFile: repo + "/Sources/Face/FaceCalibration.swift", atomically: true, encoding: .utf8)
         print("wrote Sources/Face/FaceCalibration.swift (\(knots.count) knots)")
     }
+}
+
+/// Per-comparison calibration knots from an impostor distance histogram (`bins` bins over 0–2):
+/// empirical log10 FAR where there are >= 30 impostors below, then a straight-line tail (log10
+/// FAR vs distance) fitted over FAR 1e-6…1e-3, down to FAR 1e-9. Used by `lfw --write` and
+/// `lfw-fusion --nested --write`.
+func comparisonKnots(_ impostor: [Int], bins: Int) -> (knots: [(Double, Double)], intercept: Double, slope: Double) {
+    let impostorTotal = impostor.reduce(0, +)
+    var cumI = [Int](repeating: 0, count: bins + 1)
+    var ci = 0
+    for b in 0...bins { ci += impostor[b]; cumI[b] = ci }
+    func binDistance(_ b: Int) -> Double { Double(b + 1) / Double(bins) * 2 }
+    var knots: [(Double, Double)] = []
+    var fit: [(Double, Double)] = []
+    for b in 0...bins where cumI[b] >= 30 {
+        let lf = log10(Double(cumI[b]) / Double(impostorTotal))
+        if lf <= -3, lf >= -6 { fit.append((binDistance(b), lf)) }
+    }
+    for target in stride(from: -5.5, through: -0.5, by: 0.25) {
+        if let b = (0...bins).first(where: { cumI[$0] >= 30 && log10(Double(cumI[$0]) / Double(impostorTotal)) >= target }) {
+            if knots.last?.0 != binDistance(b) { knots.append((binDistance(b), log10(Double(cumI[b]) / Double(impostorTotal)))) }
+        }
+    }
+    if let b = (0...bins).first(where: { cumI[$0] == impostorTotal }) { knots.append((binDistance(b), 0)) }
+    let nf = Double(fit.count)
+    let mx = fit.map(\.0).reduce(0, +) / nf, my = fit.map(\.1).reduce(0, +) / nf
+    let slope = fit.map { ($0.0 - mx) * ($0.1 - my) }.reduce(0, +) / fit.map { ($0.0 - mx) * ($0.0 - mx) }.reduce(0, +)
+    let intercept = my - slope * mx
+    let first = knots.first!
+    var tail: [(Double, Double)] = []
+    for lf in stride(from: -9.0, to: first.1 - 0.25, by: 0.5) {
+        let d = (lf - intercept) / slope
+        if d < first.0 { tail.append((d, lf)) }
+    }
+    return (tail + knots, intercept, slope)
 }
 
 // MARK: - Stages

@@ -27,6 +27,10 @@ public struct FaceAttemptRule: Sendable {
 
     /// What the daemon ships: `FaceCalibration.attemptFrames` frames, `FaceCalibration.attempt`.
     public static let standard = FaceAttemptRule(frames: FaceCalibration.attemptFrames, calibration: FaceCalibration.attempt)
+    /// Fused (v2) verification: the same frames, on per-frame scores of the fused distance
+    /// (`FaceFusion.calibration`), calibrated by `FaceFusion.attempt`
+    /// (`biometricd-face-bench attempts --fused --write`).
+    public static let standardFused = FaceAttemptRule(frames: FaceCalibration.attemptFrames, calibration: FaceFusion.attempt)
 
     /// The fused value of per-frame SPEC scores (0–100): their mean, as a fraction (0–1). A frame
     /// in which a candidate was not ranked counts as 0.

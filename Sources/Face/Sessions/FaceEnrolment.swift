@@ -44,6 +44,9 @@ public struct FaceEnrolment: FaceSession {
     public var poseTarget: FaceQuality.PoseTarget { targets[min(targetIndex, targets.count - 1)] }
     public var measuresBorders: Bool { false }
     public var embeddingViews: EmbeddingViews { .jittered }
+    /// Stored templates carry the second network's chip + mirror when it is loaded (v2); the
+    /// pipeline leaves it out without the model (v1).
+    public var secondEmbedding: SecondEmbedding { .chipAndMirror }
     public var timeLimitMs: Int { timeoutMs + countdownS * 1000 }
     private var needed: Int { framesPerPose * targets.count }
 

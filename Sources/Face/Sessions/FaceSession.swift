@@ -18,6 +18,8 @@ public protocol FaceSession: Sendable {
     var measuresPassive: Bool { get }
     /// How many views an embedding averages (enrolment: jittered).
     var embeddingViews: EmbeddingViews { get }
+    /// Which of the second network's embeddings the template needs (none: dlib only, v1).
+    var secondEmbedding: SecondEmbedding { get }
     /// The session's own time limit in ms (countdown included); the runner adds a margin for a hung analysis.
     var timeLimitMs: Int { get }
 
@@ -31,6 +33,7 @@ public protocol FaceSession: Sendable {
 
 extension FaceSession {
     public var measuresPassive: Bool { false }
+    public var secondEmbedding: SecondEmbedding { .none }
 }
 
 /// What a face session asks for after a frame.

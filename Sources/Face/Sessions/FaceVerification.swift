@@ -15,11 +15,22 @@ public struct FaceVerification: FaceSession {
     /// The per-comparison scores of this face's judged frames, in order.
     private(set) var frameScores: [Double] = []
 
-    /// `calibration` scores one frame against one template (per comparison: `FaceCalibration.lfw`,
-    /// which `settings.attempt`'s calibration was fitted on top of).
-    public init(_ settings: FaceAuthenticationSettings, references: [FaceTemplate], calibration: FARCalibration, startedAt: UInt64) {
+    /// Whether the attempt scores the two networks fused: some reference is v2 and the second
+    /// network is loaded. Then each judged frame also gets the second network's chip embedding
+    /// (`secondEmbedding`), v2 references are scored on the fused distance and the attempt is
+    /// calibrated by `FaceAttemptRule.standardFused`; v1 references keep the dlib score.
+    public let fused: Bool
+
+    /// `calibration` scores one frame against one v1 template (per comparison: `FaceCalibration.lfw`,
+    /// which `settings.attempt`'s calibration was fitted on top of). `secondNetwork`: the pipeline
+    /// has the second network loaded (else v2 templates are scored on their dlib part alone).
+    public init(_ settings: FaceAuthenticationSettings, references: [FaceTemplate], calibration: FARCalibration, startedAt: UInt64,
+                secondNetwork: Bool = false) {
+        fused = secondNetwork && references.contains { $0.second != nil }
+        var settings = settings
+        if fused { settings.attempt = .standardFused }
         core = FaceAuthentication(settings, startedAt: startedAt)
-        self.references = references
+        self.references = fused ? references : references.map { $0.second == nil ? $0 : $0.dlibOnly }
         self.calibration = calibration
     }
 
@@ -27,6 +38,7 @@ public struct FaceVerification: FaceSession {
     public var measuresBorders: Bool { core.settings.liveness }
     public var measuresPassive: Bool { core.settings.liveness && core.settings.livenessMode.isPassive }
     public var embeddingViews: EmbeddingViews { .mirrored }
+    public var secondEmbedding: SecondEmbedding { fused ? .chip : .none }
     public var timeLimitMs: Int { core.settings.timeoutMs }
 
     public mutating func observe(_ observation: FaceObservation, at ns: UInt64) -> FaceStep<Outcome> {
@@ -52,8 +64,14 @@ public struct FaceVerification: FaceSession {
     public func expired(now: UInt64) -> FaceFailure? { core.expired(now: now) }
 
     /// The SPEC §4 score of `probe`'s nearest reference: one comparison (face.match, one frame).
+    /// A v2 reference against a probe with the second embedding is scored on the fused distance
+    /// (`FaceFusion.calibration`), anything else on the dlib distance (`calibration`); both are
+    /// the same scale (−12·log10 FAR per comparison), so the best of them is the frame's score.
     public static func score(_ probe: FaceTemplate, against references: [FaceTemplate], calibration: FARCalibration) -> Double {
-        let best = references.map { probe.distance(to: $0) }.min() ?? 2
-        return calibration.score(best)
+        guard !references.isEmpty else { return calibration.score(2) }
+        return references.map { reference in
+            if let d = probe.fusedDistance(to: reference) { return FaceFusion.calibration.score(d) }
+            return calibration.score(probe.distance(to: reference))
+        }.max()!
     }
 }
