@@ -53,6 +53,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `pam` (auth.authenticate, the login path), `yes` (every one) or `no` [pam]. A test
     /// daemon's replay cameras stay allowed (`VirtualCameraRule`).
     public var faceRefuseVirtual = VirtualCameraPolicy.default
+    /// The second face network (`face_second_network`): `auto` loads mobilefacenet_arcface_cv46.onnx
+    /// from the model folders when installed, `off` never, or a path to that file; either way its
+    /// sha256 must be the pinned one. Loaded, enrolment writes v2 templates and verify fuses both
+    /// networks for them; absent, everything runs on dlib alone (v1). Docs/face.md.
+    public var faceSecondNetwork = SecondNetworkChoice.auto
     /// Per-uid shares: connections, calls, buffered input, queued expensive work (Limits/).
     public var shares = ShareRules()
     /// Templates and keys one user may store; admins are exempt.
@@ -86,7 +91,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
                               "max_calls_per_user", "max_buffered_bytes_per_user", "max_queued_per_user",
                               "max_face_templates_per_user", "max_finger_templates_per_user", "max_keys_per_user",
                               "max_image_pixels", "face_matching_threshold", "finger_matching_threshold",
-                              "face_liveness_mode", "face_liveness_refuse_virtual", "fido", "fido_user", "test_fido_socket"]
+                              "face_liveness_mode", "face_liveness_refuse_virtual", "face_second_network", "fido", "fido_user", "test_fido_socket"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -186,6 +191,16 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be one of \(VirtualCameraPolicy.wireNames.joined(separator: ", ")); got '\(value)'")
             }
             faceRefuseVirtual = policy
+        case "face_second_network":
+            switch value {
+            case "auto": faceSecondNetwork = .auto
+            case "off": faceSecondNetwork = .off
+            default:
+                guard value.hasPrefix("/") || value.hasPrefix(".") else {
+                    throw ConfigError(key: key, message: "must be auto, off or a path to \(FaceModels.recognizerName), got '\(value)'")
+                }
+                faceSecondNetwork = .path(try path(value))
+            }
         case "fido":
             switch value.lowercased() {
             case "yes", "true", "on", "1": fidoEnabled = true
@@ -311,4 +326,15 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         if let key { where_ += "'\(key)' " }
         return where_ + message
     }
+}
+
+/// `face_second_network`: where the second face network comes from (Docs/face.md "Two networks,
+/// one score").
+public enum SecondNetworkChoice: Sendable, Equatable {
+    /// The model folders, when the file is installed there.
+    case auto
+    /// Never: dlib alone, v1 templates.
+    case off
+    /// This file (still checked against the pinned sha256).
+    case path(String)
 }

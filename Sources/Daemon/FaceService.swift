@@ -21,7 +21,12 @@ final class FaceService: Sendable {
     /// False when biometricd.conf's `modalities` leaves face out: nothing is loaded.
     let enabled: Bool
 
-    init(catalog: ModelCatalog, pool: AnalysisPool, threads: Int, enabled: Bool = true, logger: Logger) {
+    /// `face_second_network`: where the second network comes from (or off).
+    private let secondNetwork: SecondNetworkChoice
+
+    init(catalog: ModelCatalog, pool: AnalysisPool, threads: Int, enabled: Bool = true, secondNetwork: SecondNetworkChoice = .auto,
+         logger: Logger) {
+        self.secondNetwork = secondNetwork
         self.pool = pool
         self.catalog = catalog
         self.enabled = enabled
@@ -38,7 +43,7 @@ final class FaceService: Sendable {
     private func loadTask() -> Task<FacePipeline, any Error> {
         loading.withLock { task in
             if let task { return task }
-            let new = Task.detached { [catalog, pool, logger] () throws -> FacePipeline in
+            let new = Task.detached { [catalog, pool, logger, secondNetwork] () throws -> FacePipeline in
                 let started = monotonicNanoseconds()
                 func require(_ name: String) throws -> String {
                     guard let path = catalog.path(of: name) else {
@@ -56,9 +61,17 @@ final class FaceService: Sendable {
                 let antispoof = catalog.path(of: FaceModels.AntispoofFiles.v2Name).flatMap { v2 in
                     catalog.path(of: FaceModels.AntispoofFiles.v1seName).map { FaceModels.AntispoofFiles(v2: v2, v1se: $0) }
                 }
+                let recognizer = Self.recognizerPath(secondNetwork, catalog: catalog, logger: logger)
                 do {
-                    let models = try FaceModels(shape68: shape, resnet: resnet, yunet: yunet, antispoof: antispoof)
-                    logger.info("face models loaded in \(String(format: "%.0f", Double(monotonicNanoseconds() - started) / 1e6)) ms (detector: \(models.usesYuNet ? "YuNet" : "dlib HOG"); passive liveness: \(models.hasAntispoof ? "MiniFASNet" : "not installed"))")
+                    let models: FaceModels
+                    do {
+                        models = try FaceModels(shape68: shape, resnet: resnet, yunet: yunet, antispoof: antispoof, recognizer: recognizer)
+                    } catch where recognizer != nil {
+                        // The second network is optional: without it face runs on dlib alone (v1).
+                        logger.warning("face: the second network \(recognizer!) does not load (\(error)); running on dlib alone")
+                        models = try FaceModels(shape68: shape, resnet: resnet, yunet: yunet, antispoof: antispoof)
+                    }
+                    logger.info("face models loaded in \(String(format: "%.0f", Double(monotonicNanoseconds() - started) / 1e6)) ms (detector: \(models.usesYuNet ? "YuNet" : "dlib HOG"); passive liveness: \(models.hasAntispoof ? "MiniFASNet" : "not installed"); second network: \(models.hasRecognizer ? "MobileFaceNet-ArcFace, v2 templates" : "none, v1 templates"))")
                     return FacePipeline(models: models, pool: pool)
                 } catch {
                     throw RPCError.app(.notInitialized, "\(error)", hint: "reinstall the models with scripts/setup.sh")
@@ -66,6 +79,28 @@ final class FaceService: Sendable {
             }
             task = new
             return new
+        }
+    }
+
+    /// The second network's file for `choice`, nil when off, not installed or failing its sha256.
+    static func recognizerPath(_ choice: SecondNetworkChoice, catalog: ModelCatalog, logger: Logger) -> String? {
+        let name = FaceModels.recognizerName
+        switch choice {
+        case .off:
+            return nil
+        case .auto:
+            if catalog.status.corrupt.contains(name) { logger.warning("face: \(name) fails its checksum; running on dlib alone") }
+            return catalog.path(of: name)
+        case .path(let path):
+            guard let sum = ModelCatalog.sha256(of: path) else {
+                logger.warning("face_second_network: \(path) cannot be read; running on dlib alone")
+                return nil
+            }
+            guard sum == ModelFile.pinnedSHA256(name) else {
+                logger.warning("face_second_network: \(path) fails its checksum (not \(name)); running on dlib alone")
+                return nil
+            }
+            return path
         }
     }
 

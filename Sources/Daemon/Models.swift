@@ -33,7 +33,13 @@ public struct ModelFile: Sendable {
         ModelFile(name: "MiniFASNetV1SE.onnx",
                   sha256: "d819a69bac6b9ade2a0f4d9b60b618e1260f7bf3ba1fddff6c5d82131cb1083f", required: false,
                   purpose: "passive face liveness (Silent-Face MiniFASNetV1SE)"),
+        ModelFile(name: "mobilefacenet_arcface_cv46.onnx",
+                  sha256: "99cf7e6f232a3596008c4a27f9acbdea9387be7904210e623f3b872fe474cfb7", required: false,
+                  purpose: "second face network, fused with dlib (MobileFaceNet-ArcFace; v2 templates)"),
     ]
+
+    /// The pinned sha256 of a model file.
+    public static func pinnedSHA256(_ name: String) -> String? { all.first { $0.name == name }?.sha256 }
 }
 
 /// Finds model files in the configured folders (first match wins) and verifies their checksums.

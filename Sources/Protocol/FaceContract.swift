@@ -198,12 +198,20 @@ public struct FaceVerifyResult: Codable, Sendable {
     public var livenessScore: Int
     public var spoofAttempt: Bool
     public var durationMs: Int
+    /// How the attempt was scored: 2 = both face networks fused (v2 templates), 1 = dlib alone
+    /// (v1 templates, or the second network not installed). Docs/face.md "Two networks, one score".
+    public var templateVersion: Int?
+    /// Set when the daemon could score both networks but the user has only version-1 templates:
+    /// what to run to re-enrol (the old templates keep working meanwhile).
+    public var reenrollHint: String?
 
     enum CodingKeys: String, CodingKey {
         case match, score, threshold, liveness
         case livenessScore = "liveness_score"
         case spoofAttempt = "spoof_attempt"
         case durationMs = "duration_ms"
+        case templateVersion = "template_version"
+        case reenrollHint = "reenroll_hint"
     }
 
     public init(match: Bool, score: Double, threshold: Double, liveness: FaceLiveness, livenessScore: Int, spoofAttempt: Bool,
@@ -323,12 +331,15 @@ public struct FaceTemplateInfo: Codable, Sendable, Equatable {
     public var created: String
     public var quality: Int
     public var pose: String
-    public init(id: String, user: String, created: String, quality: Int, pose: String) {
+    /// The template's format version: 1 = dlib alone, 2 = dlib + the second network (Docs/face.md).
+    public var version: Int?
+    public init(id: String, user: String, created: String, quality: Int, pose: String, version: Int? = nil) {
         self.id = id
         self.user = user
         self.created = created
         self.quality = quality
         self.pose = pose
+        self.version = version
     }
 }
 
@@ -397,10 +408,13 @@ public struct FaceExportResult: Codable, Sendable {
         public var id: String
         public var template: String
         public var quality: Int
-        public init(id: String, template: String, quality: Int) {
+        /// The template's format version (also byte 4 of the blob): 1 = dlib, 2 = dlib + second network.
+        public var version: Int?
+        public init(id: String, template: String, quality: Int, version: Int? = nil) {
             self.id = id
             self.template = template
             self.quality = quality
+            self.version = version
         }
     }
     public var user: String

@@ -49,6 +49,7 @@ struct Face: ParsableCommand {
             let result: FaceVerifyResult = try options.live(Method.faceVerify, params, preview: preview.file)
             try options.output(result) {
                 "\(result.match ? "match" : "no match") for \(user): score \(result.score) (threshold \(result.threshold)), liveness \(result.liveness), \(result.durationMs) ms"
+                    + (result.reenrollHint.map { "\nnote: \($0)" } ?? "")
             }
             if !result.match { throw ExitCode(Exit.refused) }
         }
@@ -88,7 +89,7 @@ struct Face: ParsableCommand {
             let result: FaceListResult = try options.connect().call(Method.faceList, FaceListParams(user: all ? nil : user))
             try options.output(result) {
                 result.templates.isEmpty ? "no face templates" : result.templates.map {
-                    "\($0.id)  \($0.user)  \($0.pose)  quality \($0.quality)  \($0.created)"
+                    "\($0.id)  \($0.user)  \($0.pose)  quality \($0.quality)  \($0.created)\($0.version.map { "  v\($0)" } ?? "")"
                 }.joined(separator: "\n")
             }
         }

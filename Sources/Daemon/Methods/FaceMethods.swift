@@ -33,10 +33,11 @@ struct FaceMethods: MethodGroup {
             return try await identify(p, context)
         }
         table.register(Method.faceList, .selfOrAdmin("list the faces of") { $0.user }) { [self] (context, p: FaceListParams) in
-            let infos = try store.templates(user: p.user, modality: .face)
-            return FaceListResult(templates: infos.map {
-                FaceTemplateInfo(id: $0.id, user: $0.user, created: $0.created, quality: Int($0.quality),
-                                 pose: Self.metaValue($0.meta, "pose") ?? "front")
+            // The version is byte 4 of the (sealed) payload: opened to read it.
+            let items = try store.payloads(user: p.user, modality: .face)
+            return FaceListResult(templates: items.map { info, data in
+                FaceTemplateInfo(id: info.id, user: info.user, created: info.created, quality: Int(info.quality),
+                                 pose: Self.metaValue(info.meta, "pose") ?? "front", version: Self.templateVersion(data))
             })
         }
         table.register(Method.faceRemove, .selfOrAdmin("remove the faces of") { $0.user }) { [self] (context, p: FaceRemoveParams) in
@@ -58,7 +59,8 @@ struct FaceMethods: MethodGroup {
                 throw RPCError.userNotEnrolled(p.user)
             }
             let items = try store.payloads(user: p.user, modality: .face).map {
-                FaceExportResult.Item(id: $0.0.id, template: $0.1.base64EncodedString(), quality: Int($0.0.quality))
+                FaceExportResult.Item(id: $0.0.id, template: $0.1.base64EncodedString(), quality: Int($0.0.quality),
+                                      version: Self.templateVersion($0.1))
             }
             return FaceExportResult(user: p.user, templates: items)
         }
@@ -110,9 +112,20 @@ struct FaceMethods: MethodGroup {
         }
         do {
             return try FaceTemplate(data: data)
+        } catch .unsupportedVersion(let version) {
+            // invalid_params with a stable detail, so a caller can tell "too new" from "broken".
+            throw RPCError(code: RPCError.invalidParamsCode, message: "'\(field)': \(FaceTemplate.DecodeError.unsupportedVersion(version).description)",
+                           data: .object(["reason": "invalid_params", "field": .string(field), "detail": "unsupported_template_version",
+                                          "template_version": .int(Int64(version)),
+                                          "supported_versions": .array(FaceTemplate.supportedVersions.map { .int(Int64($0)) })]))
         } catch {
             throw RPCError.invalidParams(field: field, "'\(field)': \(error.description)")
         }
+    }
+
+    /// The format version of a stored face template blob (byte 4), nil if it is not one.
+    static func templateVersion(_ data: Data) -> Int? {
+        data.count > 4 && data.starts(with: FaceTemplate.magic) ? Int(data[data.startIndex + 4]) : nil
     }
 
     /// A template, or the face found in an image.
@@ -149,7 +162,8 @@ struct FaceMethods: MethodGroup {
             throw RPCError.app(.badQuality, "\(observation.faceCount) faces of similar size: none clearly dominates",
                                hint: "use a photo where one face is clearly the main one", details: ["feedback": ["multiple_faces"]])
         }
-        let template = try await pipeline.template(of: frame, observation, views: views)
+        // With the second network loaded the template is v2 (both embeddings, the views' pairing).
+        let template = try await pipeline.template(of: frame, observation, views: views, second: .matching(views))
         return FaceExtractResult(
             template: template.data.base64EncodedString(),
             box: box.pixelRect,

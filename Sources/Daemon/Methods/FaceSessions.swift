@@ -92,7 +92,8 @@ extension FaceMethods {
         try auth.checkBiometric(p.user)
         let settings = try authenticationSettings(p.capture, context.peer, pipeline: pipeline)
         let started = monotonicNanoseconds()
-        let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started)
+        let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started,
+                                       secondNetwork: pipeline.models.hasRecognizer)
         let outcome: FaceAuthenticationOutcome
         do {
             outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
@@ -105,11 +106,24 @@ extension FaceMethods {
         let durationMs = elapsedMilliseconds(since: started)
         auth.record(p.user, AttemptVerdict(matched: outcome.matched), modality: "face")
         if outcome.matched { context.authenticated(as: p.user) }
-        logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) in \(durationMs) ms")
-        return FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
-                                liveness: outcome.liveness, livenessScore: outcome.livenessScore,
-                                // A detected spoof ends the call with spoof_detected: a result never is one.
-                                spoofAttempt: false, durationMs: durationMs)
+        logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) templates v\(session.fused ? 2 : 1) in \(durationMs) ms")
+        let hint = Self.reenrollHint(user: p.user, references: references, secondNetwork: pipeline.models.hasRecognizer)
+        if let hint { logger.notice("face.verify \(p.user): \(hint)") }
+        var result = FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
+                                      liveness: outcome.liveness, livenessScore: outcome.livenessScore,
+                                      // A detected spoof ends the call with spoof_detected: a result never is one.
+                                      spoofAttempt: false, durationMs: durationMs)
+        result.templateVersion = session.fused ? 2 : 1
+        result.reenrollHint = hint
+        return result
+    }
+
+    /// What a user with only version-1 face templates is told when the daemon could score both
+    /// networks (Docs/face.md "Two networks, one score"); nil otherwise. Their templates keep
+    /// verifying with dlib alone.
+    static func reenrollHint(user: String, references: [FaceTemplate], secondNetwork: Bool) -> String? {
+        guard secondNetwork, !references.isEmpty, !references.contains(where: { $0.version >= 2 }) else { return nil }
+        return "face templates are version 1 (dlib only): re-enrol with 'authctl face enroll \(user)' to use both face networks"
     }
 
     func identify(_ p: FaceIdentifyParams, _ context: CallContext) async throws -> FaceIdentifyResult {

@@ -27,7 +27,8 @@ extension CameraSessions {
                 let observation = try await pipeline.analyze(frame, tracker: tracker)
                 var step = session.observe(observation, at: frame.timestampNs)
                 if case .needTemplate = step {
-                    let template = try await pipeline.template(of: frame, observation, views: session.embeddingViews)
+                    let template = try await pipeline.template(of: frame, observation, views: session.embeddingViews,
+                                                                second: session.secondEmbedding)
                     step = session.judged(try await judge(template))
                 }
                 switch step {
