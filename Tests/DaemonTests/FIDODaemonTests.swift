@@ -144,5 +144,9 @@ final class FIDODaemonTests: XCTestCase {
         ]))
         XCTAssertEqual(refused, .uvInvalid)
         XCTAssertTrue(daemon.log.contains("FIDO verification of 'tran' for example.com: denied"), daemon.log.suffix(2000).description)
+        XCTAssertTrue(daemon.log.contains("FIDO verification of 'tran' for example.com: verified by face"))
+        XCTAssertEqual(daemon.stop(), 0, "a clean stop")
+        XCTAssertTrue(daemon.log.contains("FIDO2 authenticator removed"), daemon.log.suffix(1000).description)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fidoSocket), "the device (here its socket) is gone")
     }
 }

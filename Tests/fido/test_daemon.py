@@ -138,7 +138,7 @@ class DaemonFidoTests(unittest.TestCase):
         make_ms = (time.monotonic() - started) * 1000
         auth_data = server.register_complete(state, response)
         self.assertTrue(auth_data.is_user_verified())
-        self.assertRegex(self.daemon.text(), r"FIDO verification of 'tran'[^\n]*: verified\(.*face\)")
+        self.assertRegex(self.daemon.text(), r"FIDO verification of 'tran'[^\n]*: verified by face")
 
         # Discoverable: no allowList; the user comes back from the authenticator.
         options, state = server.authenticate_begin(user_verification=UserVerificationRequirement.REQUIRED)

@@ -74,11 +74,11 @@ extension Daemon {
                                                                 timeoutMs: Self.fidoVerificationTimeoutMs, context: context,
                                                                 forceLiveness: true)
             let outcome = FIDOVerdict.outcome(result)
-            logger.notice("FIDO verification of '\(user.name)'\(rpID.map { " for \($0)" } ?? ""): \(outcome) in \(result.durationMs) ms")
+            logger.notice("FIDO verification of '\(user.name)'\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) in \(result.durationMs) ms")
             return outcome
         } catch {
             let outcome = FIDOVerdict.outcome(error)
-            logger.notice("FIDO verification of '\(user.name)'\(rpID.map { " for \($0)" } ?? ""): \(outcome) (\(error))")
+            logger.notice("FIDO verification of '\(user.name)'\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) (\(error))")
             return outcome
         }
     }

@@ -30,6 +30,18 @@ enum FIDOVerdict {
         }
     }
 
+    /// The outcome in the daemon's log.
+    static func describe(_ outcome: UserCheckOutcome) -> String {
+        switch outcome {
+        case .verified(let method): "verified by \(DaemonCredentialStore.methodName(method))"
+        case .present: "present"
+        case .denied: "denied"
+        case .cancelled: "cancelled"
+        case .timedOut: "timed out"
+        case .blocked: "blocked"
+        }
+    }
+
     /// Built-in UV attempts left (clientPIN getUVRetries): 0 while biometrics are locked, else
     /// failures until the next lock of either kind (timed, or until a PIN), at most 25.
     static func uvRetries(_ state: LockoutState, rules: LockoutRules, now: Double) -> Int {
