@@ -1,4 +1,6 @@
 // biometricd-finger-bench print: accuracy, calibration and speed of the print side on FVC2002 DB2_B.
+//   sets [--set NAME]    the four shared FVC B sets, each at its ppi, all cross-finger impostor pairs
+//   errors [--set NAME]  the genuine pairs each set loses at FMR ≤ 0.1 %, and its highest impostors
 //   fvc                  FVC protocol (280 genuine, 45 impostor) and all pairs (280 / 2,880): EER, FNMR at
 //                        FMR 1 % and 0.1 %, ZeroFMR, beside NIST NBIS (mindtct + bozorth3) on the same images
 //   speed                extraction ms/image, 1:1 matches/s on one core, 1:N over 10k synthetic templates
@@ -99,6 +101,8 @@ private func pairSimilarities(_ templates: [FingerTemplate], matcher: FingerMatc
 /// EER, FNMR at FMR ≤ 1 % and 0.1 %, ZeroFMR (FVC definitions; a comparison matches when ≥ t).
 private struct ErrorRates {
     var eer = 0.0, fnmr1 = 0.0, fnmr01 = 0.0, zeroFMR = 0.0
+    /// The threshold at which FNMR reaches fnmr01 (FMR ≤ 0.1 %): genuine pairs below it are the FMR1000 errors.
+    var threshold01 = Double.infinity
 
     init(genuine: [Double], impostor: [Double]) {
         let thresholds = Array(Set(genuine + impostor)).sorted() + [Double.infinity]
@@ -109,7 +113,7 @@ private struct ErrorRates {
             let fnmr = Double(genuine.filter { $0 < t }.count) / Double(genuine.count)
             if abs(fmr - fnmr) < bestGap { bestGap = abs(fmr - fnmr); eer = (fmr + fnmr) / 2 }
             if fmr <= 0.01 { fnmr1 = min(fnmr1, fnmr) }
-            if fmr <= 0.001 { fnmr01 = min(fnmr01, fnmr) }
+            if fmr <= 0.001 && fnmr < fnmr01 { fnmr01 = fnmr; threshold01 = t }
             if fmr == 0 { zeroFMR = min(zeroFMR, fnmr) }
         }
     }
@@ -243,6 +247,60 @@ private func runSets(_ arguments: [String]) {
     let nbis = results.map(\.set.nbisEER).reduce(0, +) / Double(results.count)
     print("mean EER over \(results.count) sets: \(pct(mean)) (NBIS \(f(nbis)) %); worst FMR1000 \(pct(results.map(\.rates.fnmr01).max()!)); impostors ≥ 60: \(results.map(\.impostorsAtOrAbove.t60).reduce(0, +))")
     print("(EER, FMR100 = FNMR at FMR ≤ 1 %, FMR1000 = FNMR at FMR ≤ 0.1 %, over 280 genuine and 2,880 impostor pairs; refused = images the default extractor turns away, still matched here with all their minutiae)")
+}
+
+/// `print errors [--set NAME]`: the comparisons behind each set's FMR1000 — every genuine pair
+/// below the FMR ≤ 0.1 % threshold and the impostors at or above it, with what each comparison
+/// rests on (minutiae, minutiae with a cylinder, consistent pairs summed) and whether the daemon's
+/// default extractor would refuse either print (fewer than its minimum minutiae). For finding out
+/// why pairs fail (extraction, overlap, alignment) before changing the matcher.
+private func runErrors(_ arguments: [String]) {
+    let matcher = FingerMatcher()
+    let minimum = FingerprintExtractor.defaultMinimumMinutiae
+    for set in FVCSet.chosen(arguments) {
+        guard FileManager.default.fileExists(atPath: set.directory) else {
+            print("\(set.name): not found at \(set.directory)")
+            continue
+        }
+        let images = loadFVC(set)
+        let prepared = extractAll(images).map { matcher.prepare($0)! }
+        var genuine: [(Int, Int, FingerMatcher.Comparison)] = [], impostor: [(Int, Int, FingerMatcher.Comparison)] = []
+        for i in images.indices {
+            for j in (i + 1)..<images.count {
+                let c = matcher.compare(prepared[i], prepared[j])
+                if images[i].finger == images[j].finger { genuine.append((i, j, c)) } else { impostor.append((i, j, c)) }
+            }
+        }
+        let rates = ErrorRates(genuine: genuine.map(\.2.similarity), impostor: impostor.map(\.2.similarity))
+        let t = rates.threshold01
+        let failing = genuine.filter { $0.2.similarity < t }.sorted { $0.2.similarity < $1.2.similarity }
+        let above = impostor.filter { $0.2.similarity >= t }.sorted { $0.2.similarity > $1.2.similarity }
+        let top = impostor.sorted { $0.2.similarity > $1.2.similarity }.prefix(max(5, above.count))
+        func row(_ e: (Int, Int, FingerMatcher.Comparison)) -> String {
+            let (i, j, c) = e
+            let refused = [i, j].filter { prepared[$0].template.minutiae.count < minimum }
+                .map { "\(images[$0].finger)_\(images[$0].impression)" }
+            let names = "\(images[i].finger)_\(images[i].impression) vs \(images[j].finger)_\(images[j].impression)"
+            let score: String = f(matcher.calibration.score(c.similarity), 1)
+            let parts = "minutiae \(c.minutiae[0])/\(c.minutiae[1]) | cylinders \(c.cylinders[0])/\(c.cylinders[1]) | pairs \(c.pairs)"
+            let note = refused.isEmpty ? "" : " | refused by the daemon: " + refused.joined(separator: ", ")
+            return "  " + names + " | similarity " + f(c.similarity, 4) + " | score " + score + " | " + parts + note
+        }
+        print("\(set.name): FMR1000 \(f(rates.fnmr01 * 100)) % — \(failing.count) of \(genuine.count) genuine pairs below similarity \(f(t, 4)) (score \(f(matcher.calibration.score(t), 1))), \(above.count) of \(impostor.count) impostors at or above it")
+        print(" genuine pairs below the threshold (lowest first):")
+        for e in failing { print(row(e)) }
+        print(" highest impostors:")
+        for e in top { print(row(e)) }
+        var counts: [String: Int] = [:]
+        for e in failing {
+            for k in [e.0, e.1] { counts["\(images[k].finger)_\(images[k].impression)", default: 0] += 1 }
+        }
+        let often: [(String, Int)] = counts.sorted { (x: (key: String, value: Int), y: (key: String, value: Int)) -> Bool in
+            x.value != y.value ? x.value > y.value : x.key < y.key
+        }.map { ($0.key, $0.value) }
+        let listed: [String] = often.prefix(8).map { $0.0 + " ×" + String($0.1) }
+        print(" prints most often in them: " + listed.joined(separator: ", "))
+    }
 }
 
 /// `print dump FILE [--set NAME]`: every pair of every chosen set with the comparison's parts, as
@@ -428,11 +486,12 @@ func runPrintBench(_ arguments: [String]) {
     case "fvc": runFVC()
     case "sets": runSets(Array(arguments.dropFirst()))
     case "dump": runDump(Array(arguments.dropFirst()))
+    case "errors": runErrors(Array(arguments.dropFirst()))
     case "speed": runSpeed()
     case "calibrate": runCalibrate(write: arguments.contains("--write"))
     case "index": runIndexBench(Array(arguments.dropFirst()))
     default:
-        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | speed | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write]")
+        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | errors [--set NAME,…] | dump FILE [--set NAME,…] | speed | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write]")
         exit(2)
     }
 }
