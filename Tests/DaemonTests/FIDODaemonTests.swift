@@ -1,4 +1,5 @@
 import BiometricClient
+import CImaging
 @testable import BiometricDaemon
 @testable import BiometricFIDO
 import BiometricProtocol
@@ -40,11 +41,19 @@ final class FIDODaemonTests: XCTestCase {
             return n > 0 ? Array(buffer[..<n]) : nil
         }
 
+        func send(_ command: CTAPHIDCommand, _ payload: [UInt8]) {
+            for report in CTAPHIDState.frame(channel: channel, command: command, payload: payload) {
+                _ = report.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+        }
+
         /// One request, its answer's command byte and payload (KEEPALIVEs counted and skipped).
         func transact(_ command: CTAPHIDCommand, _ payload: [UInt8], timeout: Double = 60) -> (UInt8, [UInt8])? {
-            for report in CTAPHIDState.frame(channel: channel, command: command, payload: payload) {
-                _ = report.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            }
+            send(command, payload)
+            return receive(timeout: timeout)
+        }
+
+        func receive(timeout: Double = 60) -> (UInt8, [UInt8])? {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 guard let first = read(timeout: deadline.timeIntervalSinceNow) else { return nil }
@@ -148,5 +157,58 @@ final class FIDODaemonTests: XCTestCase {
         XCTAssertEqual(daemon.stop(), 0, "a clean stop")
         XCTAssertTrue(daemon.log.contains("FIDO2 authenticator removed"), daemon.log.suffix(1000).description)
         XCTAssertFalse(FileManager.default.fileExists(atPath: fidoSocket), "the device (here its socket) is gone")
+    }
+
+    /// CTAPHID_CANCEL while the face session runs (nobody in view): the capture ends at once,
+    /// the request answers CTAP2_ERR_KEEPALIVE_CANCEL, and the authenticator answers again.
+    func testCancelDuringUVEndsTheFaceSession() throws {
+        guard FileManager.default.fileExists(atPath: Self.models + "/dlib_face_recognition_resnet_model_v1.dat") else {
+            throw XCTSkip("models not installed: run scripts/setup.sh")
+        }
+        let live = sharedData + "/video/tran_live/video.mp4"
+        guard FileManager.default.fileExists(atPath: live) else { throw XCTSkip("\(live) missing") }
+        // A camera that never shows a face: mid-grey noise.
+        let noFace = "/tmp/bmd-fido-empty-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: noFace, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: noFace) }
+        var generator = SystemRandomNumberGenerator()
+        let pixels = (0..<(320 * 240 * 3)).map { _ in UInt8.random(in: 110...140, using: &generator) }
+        var png: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        XCTAssertEqual(cvis_encode_png(pixels, 320, 240, 3, &png, &length), CVIS_OK)
+        try Data(bytes: png!, count: length).write(to: URL(fileURLWithPath: noFace + "/empty.png"))
+        cvis_free(png)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: noFace)
+        let root = "/tmp/bmd-\(UUID().uuidString.prefix(8))"
+        let fidoSocket = root + "/fido.sock"
+        let daemon = try DaemonProcess(
+            cameras: ["replay:\(live)?fps=30&loop=true", "replay:\(noFace)?fps=15&loop=true"],
+            extraArguments: ["--models", Self.models, "--set", "test_fido_socket=\(fidoSocket)", "--set", "fido_user=tran",
+                             "--set", "face_camera=replay1"],
+            root: root, user: geteuid() == 0 ? "nobody" : nil)
+        let client = try daemon.client()
+        let _: FaceEnrollResult = try client.call(Method.faceEnroll, FaceEnrollParams(
+            user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20))
+        let host = try HIDHost(path: fidoSocket)
+        try host.open()
+        host.send(.cbor, [0x01] + CBOREncoder.encode(.map([
+            .init(1, .bytes([UInt8](repeating: 1, count: 32))), .init(2, .map([.init("id", "example.com")])),
+            .init(3, .map([.init("id", .bytes([1]))])), .init(4, .array([.map([.init("alg", -7), .init("type", "public-key")])])),
+            .init(7, .map([.init("rk", true), .init("uv", true)])),
+        ])))
+        usleep(800_000)
+        let cancelled = Date()
+        host.send(.cancel, [])
+        let reply = try XCTUnwrap(host.receive(timeout: 10))
+        let tookMs = Date().timeIntervalSince(cancelled) * 1000
+        XCTAssertEqual(reply.0, 0x90)
+        XCTAssertEqual(reply.1, [CTAPStatus.keepaliveCancel.rawValue])
+        XCTAssertLessThan(tookMs, 3000, "the capture stops on cancel, not at its 30 s timeout")
+        XCTAssertGreaterThan(host.keepalives, 3, "UPNEEDED keepalives while it waited")
+        let (status, _) = try host.cbor(0x04, .map([]))
+        XCTAssertEqual(status, .success, "answers again after the cancel")
+        XCTAssertTrue(daemon.log.contains("FIDO verification of 'tran' for example.com: cancelled"), daemon.log.suffix(2000).description)
+        let status2: AuthStatusResult = try client.call(Method.authStatus, UserParams(user: "tran"))
+        XCTAssertEqual(status2.biometricFailures, 0, "a cancelled attempt is no failure")
     }
 }
