@@ -6,20 +6,22 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-/// 128-d rows with AVX2: each row is 8 × (16 int8 widened to int16, multiply-add with the probe
-/// into int32 pairs); four rows share one horizontal reduction.
+/// Rows of 16·blocks dimensions (128: dlib; 256: the fused two-network vector) with AVX2: each
+/// row is `blocks` × (16 int8 widened to int16, multiply-add with the probe into int32 pairs);
+/// four rows share one horizontal reduction.
 __attribute__((target("avx2")))
-static void bounds128_avx2(const int8_t *codes, const float *steps, const float *errors, size_t rows,
-                           const int16_t *probe, float probe_step, float error_scale, float offset, float *out) {
-    __m256i p[8];
-    for (int k = 0; k < 8; k++) p[k] = _mm256_loadu_si256((const __m256i *)(probe + 16 * k));
+static void bounds_avx2(const int8_t *codes, const float *steps, const float *errors, size_t rows, int blocks,
+                        const int16_t *probe, float probe_step, float error_scale, float offset, float *out) {
+    const size_t dims = (size_t)blocks * 16;
+    __m256i p[16];
+    for (int k = 0; k < blocks; k++) p[k] = _mm256_loadu_si256((const __m256i *)(probe + 16 * k));
     size_t r = 0;
     for (; r + 4 <= rows; r += 4) {
         __m256i acc[4];
         for (int j = 0; j < 4; j++) {
-            const int8_t *row = codes + (r + j) * 128;
+            const int8_t *row = codes + (r + j) * dims;
             __m256i a = _mm256_setzero_si256();
-            for (int k = 0; k < 8; k++) {
+            for (int k = 0; k < blocks; k++) {
                 const __m256i c = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(row + 16 * k)));
                 a = _mm256_add_epi32(a, _mm256_madd_epi16(c, p[k]));
             }
@@ -38,7 +40,7 @@ static void bounds128_avx2(const int8_t *codes, const float *steps, const float 
     }
     for (; r < rows; r++) {
         int32_t sum = 0;
-        for (size_t i = 0; i < 128; i++) sum += (int32_t)probe[i] * (int32_t)codes[r * 128 + i];
+        for (size_t i = 0; i < dims; i++) sum += (int32_t)probe[i] * (int32_t)codes[r * dims + i];
         out[r] = offset - 2.0f * ((float)sum * probe_step * steps[r] + error_scale * errors[r]);
     }
 }
@@ -47,8 +49,8 @@ static void bounds128_avx2(const int8_t *codes, const float *steps, const float 
 void csearch_int8_bounds(const int8_t *codes, const float *steps, const float *errors, size_t rows, size_t dims,
                          const int16_t *probe, float probe_step, float error_scale, float offset, float *out) {
 #if defined(__x86_64__)
-    if (dims == 128 && __builtin_cpu_supports("avx2")) {
-        bounds128_avx2(codes, steps, errors, rows, probe, probe_step, error_scale, offset, out);
+    if ((dims == 128 || dims == 256) && __builtin_cpu_supports("avx2")) {
+        bounds_avx2(codes, steps, errors, rows, (int)(dims / 16), probe, probe_step, error_scale, offset, out);
         return;
     }
 #endif

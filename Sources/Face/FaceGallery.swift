@@ -21,7 +21,24 @@ public protocol FaceTemplateSource: Sendable {
 public struct FaceGallery: Sendable {
     public static let dimensions = FaceTemplate.dimensions
 
-    /// count × 128 codes: value ≈ code × step.
+    /// Which distance the gallery orders by: dlib's (128 codes a row, any template) or the fused
+    /// one of two version-2 templates (the 256-d `fusedVector`, 256 codes a row; v1 rows and
+    /// probes without the second embedding are left out). Docs/face.md "Two networks, one score".
+    public enum Metric: Sendable, Equatable {
+        case dlib
+        case fused
+
+        /// The vector whose Euclidean distance is this metric, nil when the template has none.
+        func vector(_ t: FaceTemplate) -> [Float]? { self == .dlib ? t.embedding : t.fusedVector }
+        func distance(_ a: FaceTemplate, _ b: FaceTemplate) -> Double? { self == .dlib ? a.distance(to: b) : a.fusedDistance(to: b) }
+        public var width: Int { self == .dlib ? FaceTemplate.dimensions : FaceTemplate.dimensions + FaceTemplate.secondDimensions }
+    }
+
+    public let metric: Metric
+    /// Codes per row (128, or 256 for the fused metric).
+    public var width: Int { metric.width }
+
+    /// count × width codes: value ≈ code × step.
     private var codes: [Int8] = []
     /// Per row: the quantisation step (max |value| / 127).
     private var steps: [Float] = []
@@ -33,27 +50,31 @@ public struct FaceGallery: Sendable {
     private var maxNorm: Float = 0
     private var minNorm: Float = .infinity
 
-    public init() {}
+    public init(metric: Metric = .dlib) { self.metric = metric }
 
-    public init<S: Sequence>(_ items: S) where S.Element == (key: Int64, template: FaceTemplate) {
+    public init<S: Sequence>(_ items: S, metric: Metric = .dlib) where S.Element == (key: Int64, template: FaceTemplate) {
+        self.metric = metric
         reserveCapacity(items.underestimatedCount)
         for item in items { append(key: item.key, item.template) }
     }
 
     public var count: Int { keys.count }
 
-    /// Bytes held per template (codes, step, error bound, key).
+    /// Bytes held per template (codes, step, error bound, key) of a dlib gallery.
     public static let bytesPerTemplate = dimensions + 4 + 4 + 8
+    /// Bytes held per row of this gallery.
+    public var bytesPerRow: Int { width + 4 + 4 + 8 }
 
     public mutating func reserveCapacity(_ n: Int) {
-        codes.reserveCapacity(n * Self.dimensions)
+        codes.reserveCapacity(n * width)
         steps.reserveCapacity(n)
         errors.reserveCapacity(n)
         keys.reserveCapacity(n)
     }
 
+    /// Adds a template's row (a fused gallery skips a v1 template: it has no fused vector).
     public mutating func append(key: Int64, _ template: FaceTemplate) {
-        let v = template.embedding
+        guard let v = metric.vector(template) else { return }
         let peak = v.reduce(Float(0)) { max($0, abs($1)) }
         let step = peak > 0 ? peak / 127 : 1
         var error: Float = 0, norm: Float = 0
@@ -96,8 +117,8 @@ public struct FaceGallery: Sendable {
     public func rank(_ probe: FaceTemplate, limit: Int = 5, exact source: some FaceTemplateSource, threads: Int = 1,
                      stats: UnsafeMutablePointer<SearchStats>? = nil) throws -> [Candidate]
     {
-        guard count > 0, limit > 0 else { return [] }
-        let quantised = Self.quantiseProbe(probe.embedding)
+        guard count > 0, limit > 0, let vector = metric.vector(probe) else { return [] }
+        let quantised = Self.quantiseProbe(vector)
         // Enough rows for `limit` users with a few templates each, plus room for the filter's slack.
         var shortlist = min(count, 64 + 8 * limit)
         var passes = 0
@@ -107,8 +128,7 @@ public struct FaceGallery: Sendable {
             let exact = try source.templates(rows.map { keys[$0] })
             var best: [String: Double] = [:]
             for row in rows {
-                guard let found = exact[keys[row]] else { continue }
-                let d = probe.distance(to: found.template)
+                guard let found = exact[keys[row]], let d = metric.distance(probe, found.template) else { continue }
                 best[found.user] = min(best[found.user] ?? .infinity, d)
             }
             let ranked = Self.sorted(best, limit: limit)
@@ -124,10 +144,13 @@ public struct FaceGallery: Sendable {
 
     /// The reference answer: every exact template scored (what the int8 filter must reproduce).
     public static func exhaustiveRank(_ probe: FaceTemplate, _ items: [(user: String, template: FaceTemplate)],
-                                      limit: Int = 5) -> [Candidate]
+                                      limit: Int = 5, metric: Metric = .dlib) -> [Candidate]
     {
         var best: [String: Double] = [:]
-        for item in items { best[item.user] = min(best[item.user] ?? .infinity, probe.distance(to: item.template)) }
+        for item in items {
+            guard let d = metric.distance(probe, item.template) else { continue }
+            best[item.user] = min(best[item.user] ?? .infinity, d)
+        }
         return sorted(best, limit: limit)
     }
 
@@ -149,7 +172,7 @@ public struct FaceGallery: Sendable {
     static func quantiseProbe(_ v: [Float]) -> QuantisedProbe {
         let peak = v.reduce(Float(0)) { max($0, abs($1)) }
         let step = peak > 0 ? peak / 32767 : 1
-        var codes = [Int16](repeating: 0, count: dimensions)
+        var codes = [Int16](repeating: 0, count: v.count)
         var error: Float = 0
         for (i, x) in v.enumerated() {
             codes[i] = Int16(max(-32767, min(32767, (x / step).rounded())))
@@ -191,8 +214,8 @@ public struct FaceGallery: Sendable {
                                 var start = lo
                                 while start < hi {
                                     let n = min(4096, hi - start)
-                                    csearch_int8_bounds(codes.baseAddress! + start * Self.dimensions, steps.baseAddress! + start,
-                                                        errors.baseAddress! + start, n, Self.dimensions, p.baseAddress!,
+                                    csearch_int8_bounds(codes.baseAddress! + start * width, steps.baseAddress! + start,
+                                                        errors.baseAddress! + start, n, width, p.baseAddress!,
                                                         probe.step, 1 + probeError, offset, out)
                                     for k in 0..<n where out[k] < heap.worst { heap.offer(out[k], start + k) }
                                     start += n

@@ -271,23 +271,37 @@ func runIdentify() {
     // second (probe). The gallery is filled up with look-alikes of the real faces: each a real
     // embedding moved by noise to a distance of 0.5–1.0 (other people's range on LFW), filed under
     // its own user. So the neighbourhood of every probe is as crowded as a big real gallery.
-    let models = loadModels()
+    // --fused: version-2 templates (the second network too), searched on the fused score
+    // (FaceGallerySet: the 256-d fused rows), against the exhaustive fused search.
+    let fusedMode = arguments.contains("--fused")
+    let models: FaceModels
+    if fusedMode {
+        do {
+            models = try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+                                    resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
+                                    yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
+        } catch { fatalError("models: \(error)") }
+    } else {
+        models = loadModels()
+    }
     let root = shared + "/faces/lfw/images"
     let people = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted().filter {
         ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + $0)) ?? []).count >= 2
     }.prefix(arguments.contains("--quick") ? 40 : 200)
-    func embedding(_ path: String) -> FaceTemplate? {
+    func embedding(_ path: String, stored: Bool = false) -> FaceTemplate? {
         guard let f = readFrame(path),
               let o = try? models.withEngine({ try FacePipeline.analyze(f, tracker: FaceTracker(), engine: $0) }),
               let landmarks = o.landmarks else { return nil }
         let image = ImageRef(pixels: UnsafePointer(f.bgr!.pointer), width: f.width, height: f.height, channels: 3)
-        return (try? models.withEngine { try $0.embed(image, landmarks: landmarks, views: .mirrored) }).map { FaceTemplate(embedding: $0, quality: 80) }
+        let second = fusedMode ? (try? models.withEngine { try $0.secondEmbedding(image, landmarks: landmarks, mirrored: stored) }) ?? nil : nil
+        if fusedMode && second == nil { return nil }
+        return (try? models.withEngine { try $0.embed(image, landmarks: landmarks, views: .mirrored) }).map { FaceTemplate(embedding: $0, second: second, quality: 80) }
     }
     var real: [(user: String, template: FaceTemplate)] = []
     var probes: [(user: String, template: FaceTemplate)] = []
     for person in people {
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + person)) ?? []).sorted()
-        guard let a = embedding(root + "/" + person + "/" + files[0]), let b = embedding(root + "/" + person + "/" + files[1]) else { continue }
+        guard let a = embedding(root + "/" + person + "/" + files[0], stored: true), let b = embedding(root + "/" + person + "/" + files[1]) else { continue }
         real.append((person, a))
         probes.append((person, b))
     }
@@ -309,17 +323,21 @@ func runIdentify() {
     let sizes = arguments.contains("--quick") ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]
     for n in sizes {
         while items.count < n {
-            let base = real[items.count % real.count].template.embedding
+            let base = real[items.count % real.count].template
             let sigma = Float.random(in: 0.045...0.09)
-            items.append(("lookalike\(items.count)", FaceTemplate(embedding: base.map { $0 + sigma * gaussian() }, quality: 50)))
+            // The second network's part moved twice as far (its impostors sit near cosine 0).
+            items.append(("lookalike\(items.count)", FaceTemplate(embedding: base.embedding.map { $0 + sigma * gaussian() },
+                                                                  second: base.second.map { $0.map { $0 + 2 * sigma * gaussian() } }, quality: 50)))
         }
         // Baseline 1: the float32 matrix and sgemv, as the daemon searched before.
-        let matrix = items.flatMap(\.template.embedding)
+        let width = fusedMode ? 256 : 128
+        let matrix = items.flatMap { fusedMode ? $0.template.fusedVector! : $0.template.embedding }
         var dots = [Float](repeating: 0, count: n)
         func sgemv(_ q: FaceTemplate) {
+            let v = fusedMode ? q.fusedVector! : q.embedding
             matrix.withUnsafeBufferPointer { m in
-                q.embedding.withUnsafeBufferPointer { qp in
-                    cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(n), 128, 1, m.baseAddress, 128, qp.baseAddress, 1, 0, &dots, 1)
+                v.withUnsafeBufferPointer { qp in
+                    cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(n), Int32(width), 1, m.baseAddress, Int32(width), qp.baseAddress, 1, 0, &dots, 1)
                 }
             }
         }
@@ -329,10 +347,11 @@ func runIdentify() {
         let floatMs = (now() - t) / Double(min(20, probes.count)) * 1000
         // The int8 gallery with exact re-score.
         let before = rss()
-        let gallery = FaceGallery(items.indices.map { (key: Int64($0), template: items[$0].template) })
+        let gallery = FaceGallerySet(items.indices.map { (key: Int64($0), template: items[$0].template) })
         let galleryMB = rss() - before
         let source = InMemoryFaceTemplates(items)
-        _ = try? gallery.rank(probes[0].template, exact: source, threads: threads)
+        let calibration = FaceCalibration.lfw
+        _ = try? gallery.rank(probes[0].template, exact: source, calibration: calibration, threads: threads)
         gbps = bandwidth()
         var times: [Double] = []
         var rescored: [Int] = []
@@ -340,7 +359,7 @@ func runIdentify() {
         for p in probes.prefix(50) {
             var stats = FaceGallery.SearchStats()
             t = now()
-            _ = try? gallery.rank(p.template, exact: source, threads: threads, stats: &stats)
+            _ = try? gallery.rank(p.template, exact: source, calibration: calibration, threads: threads, stats: &stats)
             times.append((now() - t) * 1000)
             rescored.append(stats.rescored)
             passes = max(passes, stats.passes)
@@ -348,21 +367,21 @@ func runIdentify() {
         // Identical to the exhaustive float32 answer? (checked on a few probes: it is slow)
         var same = 0, checked = 0, top1 = 0
         for p in probes.prefix(n >= 1_000_000 ? 10 : 30) {
-            let fast = (try? gallery.rank(p.template, exact: source, threads: threads)) ?? []
-            let exact = FaceGallery.exhaustiveRank(p.template, items)
+            let fast = (try? gallery.rank(p.template, exact: source, calibration: calibration, threads: threads)) ?? []
+            let exact = FaceGallerySet.exhaustiveRank(p.template, items, calibration: calibration)
             checked += 1
             if fast == exact { same += 1 }
             if fast.first?.user == p.user { top1 += 1 }
         }
         times.sort()
         let median = times[times.count / 2]
-        let streamed = Double(n * (FaceGallery.dimensions + 8))  // codes + step + error bound per row
+        let streamed = Double(n * (width + 8))  // codes + step + error bound per row
         let bound = streamed / (gbps * 1e9) * 1000
-        let floatBound = Double(n * 128 * 4) / (gbps * 1e9) * 1000
+        let floatBound = Double(n * width * 4) / (gbps * 1e9) * 1000
         print("1:N n=\(n): int8 + exact re-score \(fmt(median, 2)) ms/probe (p90 \(fmt(times[times.count * 9 / 10], 2))), bound \(fmt(bound, 2)) ms (\(Int(streamed) / n) B/row at \(fmt(gbps, 1)) GB/s, measured just before), ratio \(fmt(median / bound, 2))x; re-scored median \(rescored.sorted()[rescored.count / 2]) max \(rescored.max()!), passes ≤ \(passes)")
         print("    float32 sgemv baseline \(fmt(floatMs, 2)) ms/probe (bound \(fmt(floatBound, 2)) ms, ratio \(fmt(floatMs / floatBound, 2))x); speed-up \(fmt(floatMs / median, 1))x")
-        print("    top-5 identical to the exhaustive float32 search: \(same)/\(checked); genuine top-1 \(top1)/\(checked)")
-        print("    gallery memory: \(fmt(Double(n * FaceGallery.bytesPerTemplate) / 1_048_576, 1)) MiB by layout (\(FaceGallery.bytesPerTemplate) B/template), RSS +\(fmt(galleryMB, 1)) MiB; per million: \(fmt(Double(FaceGallery.bytesPerTemplate) * 1e6 / 1_048_576, 1)) MiB")
+        print("    top-5 identical to the exhaustive float32 search\(fusedMode ? " on the fused score" : ""): \(same)/\(checked); genuine top-1 \(top1)/\(checked)")
+        print("    gallery memory: \(fmt(Double(gallery.bytes) / 1_048_576, 1)) MiB by layout (\(gallery.bytes / n) B/template), RSS +\(fmt(galleryMB, 1)) MiB; per million: \(fmt(Double(gallery.bytes / n) * 1e6 / 1_048_576, 1)) MiB")
     }
 }
 

@@ -91,6 +91,16 @@ final class FaceTemplateVersionTests: XCTestCase {
         XCTAssertEqual(old.templateVersion, 1)
         XCTAssertTrue(old.reenrollHint?.contains("authctl face enroll old") ?? false, old.reenrollHint ?? "no hint")
 
+        // 1:N over the mixed gallery (tony and copy v2, old v1, all the same face): the fused
+        // scores rank, and a stranger is nobody.
+        let who: FaceIdentifyResult = try client.call(Method.faceIdentify, FaceIdentifyParams(camera: "replay1", mode: .image, qualityThreshold: 30,
+                                                                                             margin: 0))
+        XCTAssertEqual(Set(who.candidates.map(\.user)), ["tony", "copy", "old"], "\(who.candidates)")
+        XCTAssertEqual(who.candidates.first { $0.user == "tony" }?.score, who.candidates.first { $0.user == "copy" }?.score)
+        let stranger: FaceIdentifyResult = try client.call(Method.faceIdentify, FaceIdentifyParams(camera: "replay2", mode: .image,
+                                                                                                  qualityThreshold: 30))
+        XCTAssertNil(stranger.user, "\(stranger.candidates)")
+
         // An unknown version: invalid_params, with a stable detail naming the version.
         var v9 = blob
         v9[4] = 9

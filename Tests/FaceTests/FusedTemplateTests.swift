@@ -177,3 +177,74 @@ final class FusedTemplateTests: XCTestCase {
         XCTAssertNotEqual(g.fused, g.dlib)
     }
 }
+
+/// The 1:N gallery over v1 and v2 templates (`FaceGallerySet`): the same answer as scoring every
+/// template the way verify does, with a fused probe and with a dlib-only one.
+final class FusedGalleryTests: XCTestCase {
+    /// Users in families (faces alike), so rankings are crowded; half the templates v2.
+    static func crowd(seed: UInt64) -> (items: [(user: String, template: FaceTemplate)], probes: [FaceTemplate]) {
+        var state = seed
+        func gaussian() -> Float {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let u1 = Float(state >> 40) / Float(1 << 24) + 1e-7
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let u2 = Float(state >> 40) / Float(1 << 24)
+            return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
+        }
+        func unit(_ v: [Float]) -> [Float] { FaceTemplate.normalised(v) }
+        func near(_ v: [Float], _ sigma: Float) -> [Float] { unit(v.map { $0 + sigma * gaussian() }) }
+        var items: [(user: String, template: FaceTemplate)] = []
+        var probes: [FaceTemplate] = []
+        for family in 0..<12 {
+            let d = unit((0..<128).map { _ in gaussian() }), s = unit((0..<128).map { _ in gaussian() })
+            for member in 0..<8 {
+                let ud = near(d, 0.05), us = near(s, 0.08)
+                let user = "f\(family)m\(member)"
+                for k in 0..<3 {
+                    let version2 = (family + member + k) % 2 == 0
+                    items.append((user, FaceTemplate(embedding: near(ud, 0.03), second: version2 ? near(us, 0.06) : nil, quality: 70)))
+                }
+                if member < 2 { probes.append(FaceTemplate(embedding: near(ud, 0.03), second: near(us, 0.06), quality: 70)) }
+            }
+        }
+        return (items, probes)
+    }
+
+    func testTheGallerySetEqualsTheExhaustiveSearchOnTheFusedScore() throws {
+        let (items, probes) = Self.crowd(seed: 7)
+        let gallery = FaceGallerySet(items.indices.map { (key: Int64($0), template: items[$0].template) })
+        XCTAssertEqual(gallery.count, items.count)
+        XCTAssertTrue(gallery.hasVersion2)
+        let source = InMemoryFaceTemplates(items)
+        var nonTrivial = 0
+        for probe in probes {
+            for p in [probe, probe.dlibOnly] {
+                let fast = try gallery.rank(p, limit: 5, exact: source, calibration: FaceCalibration.lfw)
+                let exact = FaceGallerySet.exhaustiveRank(p, items, limit: 5, calibration: FaceCalibration.lfw)
+                XCTAssertEqual(fast, exact)
+                if exact.count >= 3 { nonTrivial += 1 }
+            }
+            // The fused probe's score of a user is what verify gives against their templates.
+            let top = try XCTUnwrap(try gallery.rank(probe, limit: 1, exact: source, calibration: FaceCalibration.lfw).first)
+            let theirs = items.filter { $0.user == top.user }.map(\.template)
+            XCTAssertEqual(top.score, FaceVerification.score(probe, against: theirs, calibration: FaceCalibration.lfw))
+        }
+        XCTAssertGreaterThan(nonTrivial, probes.count, "the rankings are crowded, not one user each")
+    }
+
+    func testAVersion1GalleryIsTheDlibGallery() throws {
+        let (items, probes) = Self.crowd(seed: 9)
+        let v1 = items.map { (user: $0.user, template: $0.template.dlibOnly) }
+        let gallery = FaceGallerySet(v1.indices.map { (key: Int64($0), template: v1[$0].template) })
+        XCTAssertFalse(gallery.hasVersion2)
+        let plain = FaceGallery(v1.indices.map { (key: Int64($0), template: v1[$0].template) })
+        for probe in probes.prefix(8) {
+            let set = try gallery.rank(probe, limit: 5, exact: InMemoryFaceTemplates(v1), calibration: FaceCalibration.lfw)
+            let dlib = try plain.rank(probe, limit: 5, exact: InMemoryFaceTemplates(v1))
+                .map { FaceGallerySet.Scored(user: $0.user, score: FaceCalibration.lfw.score($0.distance)) }.filter { $0.score > 0 }
+            // Same scores in the same order (users tied on the 0.1 grid are ordered by name here).
+            XCTAssertEqual(set.map(\.score), Array(dlib.map(\.score).prefix(set.count)))
+            XCTAssertEqual(set.first?.user, dlib.first?.user)
+        }
+    }
+}

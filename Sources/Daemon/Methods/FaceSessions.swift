@@ -134,7 +134,8 @@ extension FaceMethods {
         }
         let settings = try authenticationSettings(p.capture, context.peer, pipeline: pipeline)
         let started = monotonicNanoseconds()
-        let session = FaceIdentification(settings, margin: FaceIdentifyParams.margin(p.margin), startedAt: started)
+        let session = FaceIdentification(settings, margin: FaceIdentifyParams.margin(p.margin), startedAt: started,
+                                         fused: gallery.hasVersion2 && pipeline.models.hasRecognizer)
         let calibration = face.calibration
         let source = templates.storedFaceTemplates
         let threads = face.searchThreads
@@ -150,8 +151,8 @@ extension FaceMethods {
                                                      try checkVirtualCamera(id, liveness: settings.liveness, login: false)
                                                  }) { probe in
                 // A store that cannot be read fails closed: no candidate.
-                ((try? gallery.rank(probe, exact: source, threads: threads)) ?? [])
-                    .map { Candidate(user: $0.user, score: calibration.score($0.distance)) }
+                ((try? gallery.rank(probe, exact: source, calibration: calibration, threads: threads)) ?? [])
+                    .map { Candidate(user: $0.user, score: $0.score) }
             }
         } catch {
             if let camera = leased.value, (error as? RPCError)?.errorReason != .lockedOut {

@@ -18,7 +18,7 @@ final class GalleryLoader: Sendable {
     static let pageSize = 10_000
 
     private struct State {
-        var gallery: FaceGallery?
+        var gallery: FaceGallerySet?
         var stale = false
         /// Bumped by every change, so a load that started before it does not count as fresh.
         var generation = 0
@@ -72,7 +72,7 @@ final class GalleryLoader: Sendable {
         }
     }
 
-    func current(_ store: TemplateStore) throws -> FaceGallery {
+    func current(_ store: TemplateStore) throws -> FaceGallerySet {
         let (gallery, stale, generation, loading, loaded, total) = state.withLock { s in
             (s.gallery, s.stale, s.generation, s.loading, s.loaded, s.total)
         }
@@ -97,10 +97,10 @@ final class GalleryLoader: Sendable {
         return gallery
     }
 
-    private func build(_ store: TemplateStore, progress: Bool = true) throws -> FaceGallery {
+    private func build(_ store: TemplateStore, progress: Bool = true) throws -> FaceGallerySet {
         let total = try store.templateCount(modality: .face)
         if progress { state.withLock { $0.total = total } }
-        var gallery = FaceGallery()
+        var gallery = FaceGallerySet()
         gallery.reserveCapacity(total)
         var after: Int64 = 0
         while true {

@@ -27,7 +27,7 @@ final class TemplateRepository: Sendable {
     }
 
     /// The 1:N gallery, or not_initialized with `data.reason: "loading"` while the first load runs.
-    func faceGallery() throws -> FaceGallery { try faceLoader.current(store) }
+    func faceGallery() throws -> FaceGallerySet { try faceLoader.current(store) }
 
     /// The exact templates for the gallery's re-score.
     var storedFaceTemplates: StoredFaceTemplates { StoredFaceTemplates(store: store) }

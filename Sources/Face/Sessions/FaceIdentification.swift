@@ -22,15 +22,24 @@ public struct FaceIdentification: FaceSession {
     /// The rankings of this face's judged frames, in order.
     private var rankings: [[Candidate]] = []
 
-    public init(_ settings: FaceAuthenticationSettings, margin: Double, startedAt: UInt64) {
+    /// Whether frames carry the second network's chip and the attempt is calibrated for fused
+    /// scores (`FaceAttemptRule.standardFused`): the gallery holds v2 templates and the network
+    /// is loaded (`FaceGallerySet` then scores v2 templates fused, v1 ones on dlib).
+    public let fused: Bool
+
+    public init(_ settings: FaceAuthenticationSettings, margin: Double, startedAt: UInt64, fused: Bool = false) {
+        var settings = settings
+        if fused { settings.attempt = .standardFused }
         core = FaceAuthentication(settings, startedAt: startedAt)
         self.margin = margin
+        self.fused = fused
     }
 
     public var poseTarget: FaceQuality.PoseTarget { .front }
     public var measuresBorders: Bool { core.settings.liveness }
     public var measuresPassive: Bool { core.settings.liveness && core.settings.livenessMode.isPassive }
     public var embeddingViews: EmbeddingViews { .mirrored }
+    public var secondEmbedding: SecondEmbedding { fused ? .chip : .none }
     public var timeLimitMs: Int { core.settings.timeoutMs }
 
     public mutating func observe(_ observation: FaceObservation, at ns: UInt64) -> FaceStep<Outcome> {
