@@ -589,7 +589,59 @@ public struct KeySignResult: Codable, Sendable {
 
 public struct KeyListResult: Codable, Sendable {
     public var keys: [KeyInfo]
-    public init(keys: [KeyInfo]) { self.keys = keys }
+    /// The user's discoverable credentials on biometricd's FIDO2 authenticator (Docs/fido.md);
+    /// empty from a daemon without it.
+    public var fidoCredentials: [FIDOCredentialInfo]
+
+    enum CodingKeys: String, CodingKey {
+        case keys
+        case fidoCredentials = "fido_credentials"
+    }
+
+    public init(keys: [KeyInfo], fidoCredentials: [FIDOCredentialInfo] = []) {
+        self.keys = keys
+        self.fidoCredentials = fidoCredentials
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        keys = try c.decode([KeyInfo].self, forKey: .keys)
+        fidoCredentials = try c.decodeIfPresent([FIDOCredentialInfo].self, forKey: .fidoCredentials) ?? []
+    }
+}
+
+/// A discoverable FIDO2 credential as key.list shows it: public facts only, and how the user was
+/// verified when it was made (the seed's AAID distinction: face, finger, pin, or none).
+public struct FIDOCredentialInfo: Codable, Sendable, Equatable {
+    /// The credential ID, base64url without padding (what relying parties store).
+    public var credentialID: String
+    public var rpID: String
+    public var userName: String?
+    public var verifiedBy: String
+    /// PEM (SubjectPublicKeyInfo) of the P-256 public key.
+    public var publicKey: String
+    public var counter: Int
+    public var created: String
+
+    enum CodingKeys: String, CodingKey {
+        case counter, created
+        case credentialID = "credential_id"
+        case rpID = "rp_id"
+        case userName = "user_name"
+        case verifiedBy = "verified_by"
+        case publicKey = "public_key"
+    }
+
+    public init(credentialID: String, rpID: String, userName: String?, verifiedBy: String, publicKey: String, counter: Int,
+                created: String) {
+        self.credentialID = credentialID
+        self.rpID = rpID
+        self.userName = userName
+        self.verifiedBy = verifiedBy
+        self.publicKey = publicKey
+        self.counter = counter
+        self.created = created
+    }
 }
 
 public struct KeyDeregisterParams: RPCParams, Encodable {

@@ -239,8 +239,12 @@ struct Key: ParsableCommand {
         func run() throws {
             let result: KeyListResult = try options.connect().call(Method.keyList, UserParams(user: user))
             try options.output(result) {
-                result.keys.isEmpty ? "no keys" : result.keys.map { "\($0.keyHandle)  \($0.aaid)  \($0.appID)  counter \($0.counter)" }
-                    .joined(separator: "\n")
+                let keys = result.keys.map { "\($0.keyHandle)  \($0.aaid)  \($0.appID)  counter \($0.counter)" }
+                // The FIDO2 authenticator's passkeys, with how the user was verified when each was made.
+                let fido = result.fidoCredentials.map {
+                    "fido  \($0.rpID)  \($0.userName ?? "-")  verified by \($0.verifiedBy)  counter \($0.counter)"
+                }
+                return keys.isEmpty && fido.isEmpty ? "no keys" : (keys + fido).joined(separator: "\n")
             }
         }
     }

@@ -140,6 +140,16 @@ final class FIDODaemonTests: XCTestCase {
         XCTAssertEqual(assertion?[4]?["name"]?.textValue, "tran", "user details after UV")
         print("FIDO through biometricd (test socket, UV by face on the live clip, passive liveness): makeCredential \(Int(makeMs)) ms, getAssertion \(Int(assertMs)) ms")
 
+        // key.list shows it, with how it was verified (the seed's AAID distinction).
+        let listed: KeyListResult = try client.call(Method.keyList, UserParams(user: "tran"))
+        XCTAssertEqual(listed.keys, [])
+        XCTAssertEqual(listed.fidoCredentials.count, 1)
+        XCTAssertEqual(listed.fidoCredentials.first?.rpID, "example.com")
+        XCTAssertEqual(listed.fidoCredentials.first?.userName, "tran")
+        XCTAssertEqual(listed.fidoCredentials.first?.verifiedBy, "face")
+        XCTAssertEqual(listed.fidoCredentials.first?.counter, 1)
+        XCTAssertTrue(listed.fidoCredentials.first?.publicKey.hasPrefix("-----BEGIN PUBLIC KEY-----") ?? false)
+
         // Another person's face enrolled as tran's: the live clip no longer verifies.
         let _: DeleteResult = try client.call(Method.userDelete, UserParams(user: "tran"))
         let _: FaceEnrollResult = try client.call(Method.faceEnroll, FaceEnrollParams(

@@ -139,7 +139,8 @@ struct AuthMethods: MethodGroup {
             return Self.wire(record)
         }
         table.register(Method.keyList, .selfOrAdmin("list the keys of") { $0.user }) { [self] (context, p: UserParams) in
-            return KeyListResult(keys: try store.keys(user: p.user).map(Self.wire))
+            return KeyListResult(keys: try store.keys(user: p.user).map(Self.wire),
+                                 fidoCredentials: try store.fidoCredentials(user: p.user).compactMap(FIDOListing.wire))
         }
         table.register(Method.keyDeregister, .selfOrAdmin("deregister the keys of") { $0.user }) { [self] (context, p: KeyDeregisterParams) in
             do {
