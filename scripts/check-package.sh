@@ -100,7 +100,8 @@ for f in /usr/sbin/biometricd /usr/bin/authctl $SECURITY/pam_biometricd.so /usr/
          /usr/lib/systemd/system/biometricd-password.service /usr/lib/systemd/system/biometricd-password.socket \
          /etc/pam.d/biometricd-enroll /usr/share/doc/biometricd/auth.md \
          /usr/lib/sysusers.d/biometricd.conf /usr/lib/tmpfiles.d/biometricd.conf \
-         /usr/lib/udev/rules.d/70-biometricd.rules /etc/biometricd/biometricd.conf /usr/share/pam-configs/biometricd \
+         /usr/lib/udev/rules.d/70-biometricd.rules /usr/lib/udev/rules.d/71-biometricd-fido.rules \
+         /usr/lib/modules-load.d/biometricd.conf /etc/biometricd/biometricd.conf /usr/share/pam-configs/biometricd \
          /usr/share/man/man1/authctl.1.gz /usr/share/man/man5/biometricd.conf.5.gz \
          /usr/share/man/man8/biometricd.8.gz /usr/share/man/man8/pam_biometricd.8.gz \
          /usr/share/bash-completion/completions/authctl /usr/share/zsh/vendor-completions/_authctl \
