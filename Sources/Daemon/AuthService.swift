@@ -183,7 +183,7 @@ final class AuthService: Sendable {
     /// counts the attempt on the daemon PIN's own counter (a right one clears it and the
     /// biometric lockout, as pin.verify does). In the same fair queue and per-user lock as pin.verify.
     func verifyCTAPPIN(user: String, pinHash: [UInt8], caller: UInt32) async throws -> PINCheck {
-        guard pinHash.count == 16 else { return .wrong(retriesLeft: 0) }
+        // (A hash of another length simply does not match, and counts like any wrong PIN.)
         let store = self.store, max = pinMaxRetries, locks = userLocks
         let outcome = try await pins.run(owner: caller) { () throws -> PINCheck in
             try locks.withLock(user) { () throws -> PINCheck in
