@@ -62,7 +62,8 @@ public struct FaceGallerySet: Sendable {
             // Scores are on a 0.1 grid: users tied with the `limit`-th on score but farther away
             // must come along too (the ranking breaks score ties by name), so widen until the
             // last one kept scores strictly lower, or everyone is in.
-            var wanted = limit
+            // One more than asked: the extra one tells whether the `limit`-th has score ties beyond.
+            var wanted = limit + 1
             var found: [(user: String, score: Double)] = []
             while true {
                 var one = FaceGallery.SearchStats()
