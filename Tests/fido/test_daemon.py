@@ -42,14 +42,15 @@ class Daemon:
     """A biometricd in a temporary folder (as nobody when run as root: a root daemon is a
     production instance and refuses the test socket), the FIDO user fixed by fido_user."""
 
-    def __init__(self):
+    def __init__(self, cameras=None):
         self.dir = tempfile.mkdtemp(prefix="bmd-fido-")
         os.chmod(self.dir, 0o755)
         self.socket = os.path.join(self.dir, "biometricd.sock")
         self.fido = os.path.join(self.dir, "fido.sock")
         self.log = open(os.path.join(self.dir, "daemon.log"), "w+")
+        cameras = [f"replay:{LIVE}?fps=30&loop=true"] if cameras is None else cameras
         args = [BINARY, "--socket", self.socket, "--state-dir", os.path.join(self.dir, "state"), "--models", MODELS,
-                "--camera", f"replay:{LIVE}?fps=30&loop=true", "--set", f"test_fido_socket={self.fido}",
+                *[arg for camera in cameras for arg in ("--camera", camera)], "--set", f"test_fido_socket={self.fido}",
                 "--set", "fido_user=tran", "--set", "face_camera=replay0", "--set", "pin_max_retries=5"]
         if os.geteuid() == 0:
             shutil.chown(self.dir, "nobody")
