@@ -5,7 +5,8 @@
 # into DEST, every file sha256-checked against scripts/models.sha256, plus OpenCV's
 # YuNet detector when ../shared/models/yunet/ exists next to the repository, and likewise the
 # passive-liveness networks (Minivision's MiniFASNetV2 and MiniFASNetV1SE) from
-# ../shared/models/antispoof/.
+# ../shared/models/antispoof/, and the second face network (MobileFaceNet-ArcFace, fused with dlib's
+# for version-2 templates: Docs/face.md) from ../shared/models/recognizer/.
 # Files already present with the right sha256 are kept (no download on a second run).
 # Files are written to DEST/.tmp first and moved into place only after their check.
 set -euo pipefail
@@ -30,6 +31,9 @@ YUNET_SRC=$(realpath -m "$REPO/../shared/models/yunet/$YUNET")  # optional, neve
 # Optional passive liveness (face.verify/identify liveness_mode passive; Docs/face.md): both or neither.
 ANTISPOOF=(MiniFASNetV2.onnx MiniFASNetV1SE.onnx)
 ANTISPOOF_DIR=$(realpath -m "$REPO/../shared/models/antispoof")
+# Optional second face network (face_second_network in biometricd.conf; without it, dlib alone).
+RECOGNIZER=mobilefacenet_arcface_cv46.onnx
+RECOGNIZER_SRC=$(realpath -m "$REPO/../shared/models/recognizer/$RECOGNIZER")
 
 log() { echo "fetch-models: $*"; }
 die() { echo "fetch-models: error: $*" >&2; exit 1; }
@@ -46,7 +50,7 @@ pinned() {
     echo "$sum"
 }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}"; do pinned "$n" >/dev/null; done
+for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER"; do pinned "$n" >/dev/null; done
 
 # Dies unless FILE has the pinned sha256 of NAME.
 verify() {
@@ -146,6 +150,17 @@ if [ ${#antispoof_missing[@]} -gt 0 ]; then
     else
         log "skipped   ${ANTISPOOF[*]} (optional: passive liveness; not found in $ANTISPOOF_DIR)"
     fi
+fi
+
+# --- optional second face network ------------------------------------------------------
+if installed "$RECOGNIZER"; then
+    log "ok        $RECOGNIZER"
+elif [ -f "$RECOGNIZER_SRC" ]; then
+    cp "$RECOGNIZER_SRC" "$STAGE/$RECOGNIZER"
+    verify "$STAGE/$RECOGNIZER" "$RECOGNIZER"
+    install_staged "$RECOGNIZER"
+else
+    log "skipped   $RECOGNIZER (optional: the second face network, v2 templates; not found at $RECOGNIZER_SRC)"
 fi
 
 log "models ready in $DEST"
