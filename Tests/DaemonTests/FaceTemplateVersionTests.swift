@@ -101,16 +101,20 @@ final class FaceTemplateVersionTests: XCTestCase {
                                                                                                   qualityThreshold: 30))
         XCTAssertNil(stranger.user, "\(stranger.candidates)")
 
-        // An unknown version: invalid_params, with a stable detail naming the version.
+        // An unknown version: invalid_params, data.problem template_version (as finger templates).
         var v9 = blob
         v9[4] = 9
         let error = rpcError { let _: TemplateIDs = try client.call(Method.faceAdd, FaceAddParams(user: "x", template: v9.base64EncodedString())) }
         XCTAssertEqual(error?.code, -32602)
         XCTAssertEqual(error?.field, "template")
-        XCTAssertEqual(error?.data?["detail"]?.stringValue, "unsupported_template_version")
-        XCTAssertEqual(error?.data?["template_version"]?.intValue, 9)
+        XCTAssertEqual(error?.data?["problem"]?.stringValue, "template_version")
+        XCTAssertEqual(error?.data?["version"]?.intValue, 9)
+        var cut = blob.prefix(900)
+        cut[4] = 2
+        let corrupt = rpcError { let _: TemplateIDs = try client.call(Method.faceAdd, FaceAddParams(user: "x", template: Data(cut).base64EncodedString())) }
+        XCTAssertEqual(corrupt?.data?["problem"]?.stringValue, "template_corrupt")
         let set = rpcError { let _: TemplateIDs = try client.call(Method.faceSet, FaceSetParams(user: "tony", faces: [item.template, v9.base64EncodedString()])) }
-        XCTAssertEqual(set?.data?["detail"]?.stringValue, "unsupported_template_version")
+        XCTAssertEqual(set?.data?["problem"]?.stringValue, "template_version")
         XCTAssertEqual(set?.field, "faces[1]")
         let still: FaceListResult = try client.call(Method.faceList, FaceListParams(user: "tony"))
         XCTAssertEqual(still.templates.count, 1, "a bad face.set changes nothing")

@@ -106,20 +106,28 @@ struct FaceMethods: MethodGroup {
         return value[key]?.stringValue
     }
 
+    /// A template from face.add/face.set/face.match: refused as `invalid_params` with `data.field`
+    /// and a stable `data.problem`, as finger templates are (Docs/finger-print.md):
+    /// `not_base64`, `template_format` (not a BMFT blob), `template_version` (a version this build
+    /// does not read; `data.version` and `data.supported_versions` say which), `template_corrupt`.
     static func decodeTemplate(_ base64: String, field: String) throws -> FaceTemplate {
-        guard let data = Data(base64Encoded: base64) else {
-            throw RPCError.invalidParams(field: field, "'\(field)' is not base64")
+        func refuse(_ message: String, _ problem: String, _ extra: [String: JSONValue] = [:]) -> RPCError {
+            var data: [String: JSONValue] = ["reason": "invalid_params", "field": .string(field), "problem": .string(problem)]
+            data.merge(extra) { $1 }
+            return RPCError(code: RPCError.invalidParamsCode, message: "'\(field)'\(message)", data: .object(data))
         }
+        guard let data = Data(base64Encoded: base64) else { throw refuse(" is not base64", "not_base64") }
         do {
             return try FaceTemplate(data: data)
-        } catch .unsupportedVersion(let version) {
-            // invalid_params with a stable detail, so a caller can tell "too new" from "broken".
-            throw RPCError(code: RPCError.invalidParamsCode, message: "'\(field)': \(FaceTemplate.DecodeError.unsupportedVersion(version).description)",
-                           data: .object(["reason": "invalid_params", "field": .string(field), "detail": "unsupported_template_version",
-                                          "template_version": .int(Int64(version)),
-                                          "supported_versions": .array(FaceTemplate.supportedVersions.map { .int(Int64($0)) })]))
         } catch {
-            throw RPCError.invalidParams(field: field, "'\(field)': \(error.description)")
+            switch error {
+            case .notATemplate: throw refuse(": \(error.description)", "template_format")
+            case .unsupportedVersion(let version):
+                throw refuse(": \(error.description)", "template_version",
+                             ["version": .int(Int64(version)),
+                              "supported_versions": .array(FaceTemplate.supportedVersions.map { .int(Int64($0)) })])
+            case .badDimensions, .notNormalised: throw refuse(": \(error.description)", "template_corrupt")
+            }
         }
     }
 
