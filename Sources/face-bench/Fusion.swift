@@ -16,9 +16,13 @@ func recognizerPath() -> String {
 
 /// Raw chip and mirror outputs (256 floats per image) of the second network, `files` order.
 func computeSecond(_ files: [String]) -> [Float] {
-    // --points corners: eye centres from the eye corners (36/39, 42/45) instead of all six points.
-    let corners = arguments.firstIndex(of: "--points").map { arguments.indices.contains($0 + 1) && arguments[$0 + 1] == "corners" } ?? false
-    let cache = repo + "/.build/lfw-mobilefacenet-raw\(corners ? "-corners" : "").bin"
+    // --points corners: eye centres from the eye corners (36/39, 42/45) instead of all six points;
+    // --points mouth: mouth corners halfway between the outer (48/54) and inner (60/64) lip
+    // corners (an open mouth pulls the outer ones); corners+mouth: both.
+    let points = arguments.firstIndex(of: "--points").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } ?? ""
+    let corners = points == "corners" || points == "corners+mouth"
+    let mouth = points == "mouth" || points == "corners+mouth"
+    let cache = repo + "/.build/lfw-mobilefacenet-raw\(points.isEmpty ? "" : "-" + points).bin"
     if let blob = FileManager.default.contents(atPath: cache), blob.count == files.count * 256 * 4 {
         say("second network: raw outputs from \(cache)")
         return blob.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
@@ -56,6 +60,14 @@ func computeSecond(_ files: [String]) -> [Float] {
                     for (a, b) in [(36, 39), (42, 45)] {
                         let x = (flat[2 * a] + flat[2 * b]) / 2, y = (flat[2 * a + 1] + flat[2 * b + 1]) / 2
                         for k in a..<(a + 6) { flat[2 * k] = x; flat[2 * k + 1] = y }
+                    }
+                    landmarks = Landmarks(flat: flat)
+                }
+                if mouth {
+                    var flat = landmarks.flat
+                    for (outer, inner) in [(48, 60), (54, 64)] {
+                        flat[2 * outer] = (flat[2 * outer] + flat[2 * inner]) / 2
+                        flat[2 * outer + 1] = (flat[2 * outer + 1] + flat[2 * inner + 1]) / 2
                     }
                     landmarks = Landmarks(flat: flat)
                 }
