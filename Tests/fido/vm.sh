@@ -8,11 +8,15 @@
 #
 #   Tests/fido/vm.sh          # as root; run it under the build lock on the shared build host:
 #                             # flock /tmp/biometricd-swift-build.lock Tests/fido/vm.sh
+#   Tests/fido/vm.sh --daemon # biometricd itself (fido = yes, fido_user = tran) with UV by a live
+#                             # face: tran's clip on a replay camera, then another person's photo
 # Environment:
 #   FIDO_VM_AUTHENTICATOR  the fido-test-authenticator binary (default .build/release, else .build/debug)
+#   FIDO_VM_DAEMON         biometricd for --daemon (default: the newer of .build/release and .build/debug)
+#   FIDO_VM_SHARED         the shared data folder (default ../shared next to the repository)
 #   FIDO_VM_CACHE          cache and work folder (default .build/fido-vm; git-ignored)
 #   FIDO_VM_CBOR_COUNT     malformed CBOR requests sent over hidraw by the python tests (default 5000)
-#   FIDO_VM_TIMEOUT        limit for the VM in seconds (default 900)
+#   FIDO_VM_TIMEOUT        limit for the VM in seconds (default 900, 2400 with --daemon)
 #   FIDO_VM_VERBOSE=1      show the VM console (always in $FIDO_VM_CACHE/console.log)
 # Prints one line per check (PASS|FAIL name seconds detail) and `N passed, M failed`; exit 0 only
 # when nothing failed.
@@ -23,7 +27,10 @@ SCRIPT_VERSION=1          # bump when the root recipe below changes (part of the
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$HERE/../.." && pwd -P)
 CACHE=${FIDO_VM_CACHE:-$REPO/.build/fido-vm}
-TIMEOUT=${FIDO_VM_TIMEOUT:-900}
+MODE=authenticator
+[ "${1:-}" = --daemon ] && MODE=daemon
+TIMEOUT=${FIDO_VM_TIMEOUT:-$([ $MODE = daemon ] && echo 2400 || echo 900)}
+SHARED=${FIDO_VM_SHARED:-$REPO/../shared}
 T0=$(date +%s.%N)
 say() { echo "fido-vm: $*" >&2; }
 die() { say "error: $*"; echo "0 passed, 1 failed"; exit 1; }
@@ -80,21 +87,46 @@ rm -rf --one-file-system "$ROOT"; mkdir -p "$ROOT"
 tar -C "$ROOT" -xf "$BASE"
 V=$ROOT/vmtest; mkdir -p "$V/bin" "$V/logs"
 cp "$AUTH" "$V/bin/fido-test-authenticator"
-# The Swift runtime the binary links (a non-static build): copied to the same paths, so its
-# RUNPATH finds them; nothing of the host's libc/libstdc++ (the guest's Debian 12 has them).
-ldd "$AUTH" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
-    [ -e "$ROOT$lib" ] && continue
-    install -D -m 0644 "$lib" "$ROOT$lib"
-done
+# The libraries a binary links that the guest lacks (the Swift runtime of a non-static build;
+# OpenCV, dlib and the rest for biometricd): copied to the same paths, so its RUNPATH and the
+# loader find them; what the guest's Debian 12 already has (libc, libstdc++, ...) stays its own.
+copy_libs() {
+    ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | while read -r lib; do
+        [ -e "$ROOT$lib" ] && continue
+        install -D -m 0644 "$(readlink -f "$lib")" "$ROOT$lib"
+    done
+}
+copy_libs "$AUTH"
 probe=$(chroot "$ROOT" /vmtest/bin/fido-test-authenticator 2>&1 || true)
 [[ $probe == *--control* ]] || die "the authenticator does not run in the guest root (missing libraries?): $probe"
 PYDIR=$(ls -d "$ROOT"/usr/lib/python3/dist-packages)
 cp -r "$PYFIDO" "$PYDIR/fido2"
 find "$PYDIR/fido2" -name __pycache__ -prune -exec rm -rf {} +
 install -D -m 0644 "$REPO/udev/71-biometricd-fido.rules" "$ROOT/etc/udev/rules.d/71-biometricd-fido.rules"
-cp "$HERE/vm-guest/clients.sh" "$HERE/test_fido.py" "$V/"
+cp "$HERE/vm-guest/clients.sh" "$HERE/vm-guest/daemon.sh" "$HERE/test_fido.py" "$REPO/Tests/hil/guest/rpc.py" "$V/"
+if [ $MODE = daemon ]; then
+    DAEMON=${FIDO_VM_DAEMON:-}
+    if [ -z "$DAEMON" ]; then
+        for b in "$REPO/.build/release/biometricd" "$REPO/.build/debug/biometricd"; do
+            [ -x "$b" ] && { [ -z "$DAEMON" ] || [ "$b" -nt "$DAEMON" ]; } && DAEMON=$b
+        done
+    fi
+    [ -n "$DAEMON" ] && [ -x "$DAEMON" ] || die "no biometricd: flock /tmp/biometricd-swift-build.lock swift build --product biometricd"
+    LIVE=$SHARED/data/video/tran_live/video.mp4 STRANGER=$SHARED/data/faces/lfw/images/Tony_Blair/Tony_Blair_0018.jpg
+    [ -f "$LIVE" ] && [ -f "$STRANGER" ] || die "face data not found under $SHARED/data (set FIDO_VM_SHARED)"
+    [ -f "$REPO/models/dlib_face_recognition_resnet_model_v1.dat" ] && [ -f "$REPO/models/MiniFASNetV2.onnx" ] || die "models missing in $REPO/models: run scripts/setup.sh"
+    cp "$DAEMON" "$V/bin/biometricd"
+    copy_libs "$DAEMON"
+    missing=$(chroot "$ROOT" ldd /vmtest/bin/biometricd 2>&1 | grep 'not found' || true)
+    [ -z "$missing" ] || die "biometricd lacks libraries in the guest root: $missing"
+    cp -r "$REPO/models" "$V/models"
+    mkdir -p "$V/media/stranger"
+    cp "$LIVE" "$V/media/tran_live.mp4"; cp "$STRANGER" "$V/media/stranger/"
+    say "daemon mode: $DAEMON"
+fi
 cat > "$V/env.sh" <<ENV
 CBOR_COUNT='${FIDO_VM_CBOR_COUNT:-5000}'
+MODE='$MODE'
 ENV
 echo fido-vm > "$ROOT/etc/hostname"
 
@@ -151,7 +183,7 @@ say "prepared in ${PREP}s ($(basename "$AUTH") from ${AUTH%/*}, python-fido2 $PY
 TB=$(date +%s.%N)
 if [ -n "${FIDO_VM_VERBOSE:-}" ]; then CONSOLE=/dev/stderr; else CONSOLE=/dev/null; fi
 set +e
-timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 $ACCEL -cpu max -smp "$(nproc)" -m 2048 -nographic -no-reboot -nic none \
+timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 $ACCEL -cpu max -smp "$(nproc)" -m "$([ $MODE = daemon ] && echo 3072 || echo 2048)" -nographic -no-reboot -nic none \
     -no-user-config -kernel "$KDIR/boot/vmlinuz-$KVER" -initrd "$INITRD" \
     -virtfs local,path="$ROOT",mount_tag=fidoroot,security_model=none,id=fidoroot \
     -append "console=ttyS0 quiet loglevel=3 panic=-1" < /dev/null 2>&1 | tee "$CACHE/console.log" > "$CONSOLE"

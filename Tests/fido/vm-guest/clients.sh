@@ -74,6 +74,26 @@ uhid_acl() {
 }
 t uhid-acl uhid_acl
 
+rand64() { head -c 32 /dev/urandom | base64 -w0; }
+# pam_u2f with UV, then pam_deny (what the issue asks for).
+cat > /etc/pam.d/fido-vm <<'PAM'
+auth sufficient pam_u2f.so cue userverification=1 origin=pam://fido-vm appid=pam://fido-vm
+auth requisite pam_deny.so
+account required pam_permit.so
+PAM
+# The same first line, then a module that always passes: shows pam_u2f's failure falls through.
+cat > /etc/pam.d/fido-vm-fallthrough <<'PAM'
+auth sufficient pam_u2f.so cue userverification=1 origin=pam://fido-vm appid=pam://fido-vm
+auth sufficient pam_permit.so
+account required pam_permit.so
+PAM
+
+if [ "$MODE" = daemon ]; then
+    . "$V/daemon.sh"
+    echo done
+    exit 0
+fi
+
 device_appears() {
     local t0; t0=$(now)
     if ! start_authenticator; then
@@ -121,7 +141,6 @@ token_info() {
 }
 t fido2-token-I token_info
 
-rand64() { head -c 32 /dev/urandom | base64 -w0; }
 cred_make() {
     printf '%s\n%s\n%s\n%s\n' "$(rand64)" example.com alice "$(rand64)" > "$W/cred.param"; chown alice "$W/cred.param"
     A fido2-cred -M -r -v -i "$W/cred.param" -o "$W/cred.out" "$NODE" es256 || return 1
@@ -204,17 +223,6 @@ ssh_sign_stranger() {
 t ssh-keygen-Y-sign-stranger ssh_sign_stranger
 
 # ---- pam_u2f 1.2 (pamu2fcfg, pamtester) ---------------------------------------------------------
-cat > /etc/pam.d/fido-vm <<'PAM'
-auth sufficient pam_u2f.so cue userverification=1 origin=pam://fido-vm appid=pam://fido-vm
-auth requisite pam_deny.so
-account required pam_permit.so
-PAM
-# The same first line, then a module that always passes: shows pam_u2f's failure falls through.
-cat > /etc/pam.d/fido-vm-fallthrough <<'PAM'
-auth sufficient pam_u2f.so cue userverification=1 origin=pam://fido-vm appid=pam://fido-vm
-auth sufficient pam_permit.so
-account required pam_permit.so
-PAM
 pam_register() {
     A pamu2fcfg -u alice -o pam://fido-vm -i pam://fido-vm -d "$NODE" > "$W/u2f_keys" || {
         grep -q 'fido_cred_verify (-7)' "$L/pamu2fcfg.log" \
