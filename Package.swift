@@ -29,6 +29,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // Raw POSIX calls with typed errors (Errno); already resolved as swift-nio's dependency.
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
+        // X.509 (and its ASN.1) for the FIDO authenticator's per-credential attestation certificates.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // MARK: Thin native shims (plain C APIs)
@@ -132,6 +135,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Sources/FIDO"
         ),
@@ -200,7 +205,10 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
         .testTarget(
             name: "FIDOTests",
-            dependencies: ["BiometricFIDO", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "BiometricFIDO", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             path: "Tests/FIDOTests"
         ),
         .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CImaging"],

@@ -96,11 +96,12 @@ extension CTAP2Authenticator {
         let authData = rpIDHash + [flags] + [0, 0, 0, 0] + configuration.aaguid
             + [UInt8(handle.count >> 8), UInt8(handle.count & 0xff)] + handle
             + CBOREncoder.encode(coseKey(key.publicKey.x963Representation, algorithm: -7)) + extensionOutput
-        // Packed self-attestation: signed by the credential's own key, no attestation certificate.
-        let signature = try key.signature(for: authData + clientDataHash).derRepresentation
+        // Packed attestation by a one-time key with its own self-signed certificate (see
+        // PackedAttestation: no cross-RP link, no trust claimed; libfido2's fido_cred_verify needs x5c).
+        let attestation = try PackedAttestation(aaguid: configuration.aaguid, authenticatorData: authData,
+                                                clientDataHash: clientDataHash)
         return .map([
-            .init(1, "packed"), .init(2, .bytes(authData)),
-            .init(3, .map([.init("alg", -7), .init("sig", .bytes(Array(signature)))])),
+            .init(1, "packed"), .init(2, .bytes(authData)), .init(3, attestation.statement),
         ])
     }
 

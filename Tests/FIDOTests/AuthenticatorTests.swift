@@ -169,7 +169,7 @@ final class AuthenticatorTests: XCTestCase {
         XCTAssertEqual(info?[0x0a], .array([.map([.init("alg", -7), .init("type", "public-key")])]))
     }
 
-    func testMakeCredentialWithUVGivesPackedSelfAttestation() async throws {
+    func testMakeCredentialWithUVGivesPackedAttestationWithAOneTimeCertificate() async throws {
         let cdh = [UInt8](repeating: 0x42, count: 32)
         let (status, response) = await platform.makeCredential(clientDataHash: cdh)
         XCTAssertEqual(status, .success)
@@ -180,9 +180,14 @@ final class AuthenticatorTests: XCTestCase {
         XCTAssertEqual(credential.flags, 0x45, "UP | UV | AT")
         XCTAssertEqual(Array(authData[37..<53]), aaguid)
         XCTAssertEqual(response?[3]?["alg"], -7)
-        XCTAssertNil(response?[3]?["x5c"], "self attestation: no certificate")
+        // Signed by the attestation key in x5c (AttestationTests checks the certificate), not the credential's.
+        let x5c = try XCTUnwrap(response?[3]?["x5c"]?.arrayValue)
+        XCTAssertEqual(x5c.count, 1)
+        let attestationKey = try AttestationTests.publicKey(of: try XCTUnwrap(x5c[0].bytesValue))
         let signature = try P256.Signing.ECDSASignature(derRepresentation: try XCTUnwrap(response?[3]?["sig"]?.bytesValue))
-        XCTAssertTrue(credential.publicKey.isValidSignature(signature, for: authData + cdh))
+        XCTAssertTrue(attestationKey.isValidSignature(signature, for: authData + cdh))
+        XCTAssertFalse(credential.publicKey.isValidSignature(signature, for: authData + cdh))
+        XCTAssertNotEqual(attestationKey.rawRepresentation, credential.publicKey.rawRepresentation)
         let uvCalls = await verifier.uvCalls, upCalls = await verifier.upCalls
         XCTAssertEqual(uvCalls, 1)
         XCTAssertEqual(upCalls, 0, "one prompt, not two: UV implies UP")

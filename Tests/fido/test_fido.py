@@ -20,6 +20,8 @@ import time
 import unittest
 from hashlib import sha256
 
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
 from fido2 import cbor
 from fido2.attestation import PackedAttestation, AttestationType
 from fido2.client import ClientError, DefaultClientDataCollector, Fido2Client, UserInteraction
@@ -169,12 +171,30 @@ class RegistrationTests(FidoTestCase):
         self.assertTrue(auth_data.is_user_verified())
         self.assertTrue(auth_data.is_user_present())
         self.assertEqual(auth_data.credential_data.aaguid, b"biometricd-test!")
-        # Packed self-attestation, verified by python-fido2's own attestation code.
+        # Packed attestation with a one-time certificate (x5c), verified by python-fido2's own
+        # attestation code, which also checks the certificate's FIDO fields and AAGUID extension.
         att = response.response.attestation_object
         self.assertEqual(att.fmt, "packed")
         client_data_hash = sha256(bytes(response.response.client_data)).digest()
         result = PackedAttestation().verify(att.att_stmt, att.auth_data, client_data_hash)
-        self.assertEqual(result.attestation_type, AttestationType.SELF)
+        self.assertEqual(result.attestation_type, AttestationType.BASIC)
+        self.assertEqual(len(result.trust_path), 1)
+        certificate = x509.load_der_x509_certificate(result.trust_path[0])
+        self.assertEqual(certificate.issuer, certificate.subject, "self-signed")
+        certificate.public_key().verify(certificate.signature, certificate.tbs_certificate_bytes,
+                                        ec.ECDSA(certificate.signature_hash_algorithm))
+        # The attestation key is not the credential key, and a second credential (another RP user
+        # here) gets another key and certificate: nothing links the two.
+        credential_key = auth_data.credential_data.public_key
+        attestation_point = certificate.public_key().public_numbers()
+        self.assertNotEqual((credential_key[-2], credential_key[-3]), (attestation_point.x.to_bytes(32, "big"),
+                                                                        attestation_point.y.to_bytes(32, "big")))
+        _, second = self.register(Fido2Server(RP))
+        second_att = second.response.attestation_object
+        second_certificate = second_att.att_stmt["x5c"][0]
+        self.assertNotEqual(second_certificate, result.trust_path[0])
+        self.assertNotEqual(x509.load_der_x509_certificate(second_certificate).public_key().public_numbers(),
+                            attestation_point)
 
         credentials = [auth_data.credential_data]
         previous = 0

@@ -8,8 +8,8 @@ import Synchronization
 /// picks — the kernel's uhid (a USB-HID device whose hidraw node clients open), or in a test
 /// instance the HID report stream over a Unix socket. The device exists while the daemon runs.
 final class FIDOService: Sendable {
-    /// biometricd's AAGUID: one value for every installation (no attestation certificate; the
-    /// attestation is packed self-attestation, Docs/fido.md).
+    /// biometricd's AAGUID: one value for every installation (no shared attestation key; each
+    /// credential gets a one-time self-signed attestation certificate, Docs/fido.md).
     static let aaguid: [UInt8] = [0x62, 0x69, 0x6f, 0x6d, 0x65, 0x74, 0x72, 0x69, 0x63, 0x64, 0x2d, 0x66, 0x69, 0x64, 0x6f, 0x32]
 
     enum Transport: Sendable {
