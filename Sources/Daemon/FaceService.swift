@@ -89,8 +89,9 @@ final class FaceService: Sendable {
         case .off:
             return nil
         case .auto:
+            let path = catalog.path(of: name)  // waits for the checksums
             if catalog.status.corrupt.contains(name) { logger.warning("face: \(name) fails its checksum; running on dlib alone") }
-            return catalog.path(of: name)
+            return path
         case .path(let path):
             guard let sum = ModelCatalog.sha256(of: path) else {
                 logger.warning("face_second_network: \(path) cannot be read; running on dlib alone")
