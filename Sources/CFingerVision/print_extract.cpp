@@ -356,7 +356,41 @@ struct Extraction {
     int width = 0, height = 0;
     int quality = 0;
     float foreground = 0, period = 9, periodic = 0;
+    std::vector<uint8_t> field; // coarse orientation field (orientationCells), 2 bytes per cell
 };
+
+/// Coarse orientation field for the matcher's orientation check (Docs/finger-print.md, "Across
+/// sensors" item 9): per CVIS_PRINT_FIELD_CELL-px cell of the 500-ppi print, row-major, two bytes —
+/// the coherence-weighted mean ridge direction in π/256 steps (y down, as the minutiae) and its
+/// strength (|mean doubled-angle vector| × 255, at least 1); both 0 where less than half the cell
+/// is usable print.
+std::vector<uint8_t> orientationCells(const cv::Mat &usable, const OrientationField &field) {
+    const int C = CVIS_PRINT_FIELD_CELL;
+    const int fw = (usable.cols + C - 1) / C, fh = (usable.rows + C - 1) / C;
+    std::vector<uint8_t> out(size_t(fw) * size_t(fh) * 2, 0);
+    for (int cy = 0; cy < fh; ++cy)
+        for (int cx = 0; cx < fw; ++cx) {
+            double sc = 0, ss = 0;
+            int n = 0;
+            for (int y = cy * C; y < std::min(usable.rows, cy * C + C); ++y) {
+                const uint8_t *pu = usable.ptr<uint8_t>(y);
+                const float *pt = field.theta.ptr<float>(y), *pc = field.coherence.ptr<float>(y);
+                for (int x = cx * C; x < std::min(usable.cols, cx * C + C); ++x) {
+                    if (!pu[x]) continue;
+                    sc += pc[x] * std::cos(2 * pt[x]);
+                    ss += pc[x] * std::sin(2 * pt[x]);
+                    ++n;
+                }
+            }
+            if (n < C * C / 2) continue;
+            double a = 0.5 * std::atan2(ss, sc);
+            if (a < 0) a += kPi;
+            const size_t k = (size_t(cy) * size_t(fw) + size_t(cx)) * 2;
+            out[k] = uint8_t(std::lround(a / kPi * 256) & 255);
+            out[k + 1] = uint8_t(std::clamp(std::lround(std::hypot(sc, ss) / n * 255), 1L, 255L));
+        }
+    return out;
+}
 
 Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool wantImages) {
     Extraction result;
@@ -387,6 +421,8 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
     cv::Mat cohSmooth;
     cv::GaussianBlur(field.coherence, cohSmooth, cv::Size(0, 0), 6);
     cv::Mat usable = fg & (cohSmooth > 0.12f);
+
+    result.field = orientationCells(usable, field);
 
     cv::Mat ridges = (enhanced < 0) & usable; // ridges are dark: negative after filtering
     // Drop specks and fill pores: components below 30 px.
@@ -524,7 +560,7 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
 }
 
 cvis_status extractTo(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask, cvis_minutia *out,
-                      int capacity, cvis_print_info *info, uint8_t *enhanced, uint8_t *skeleton) {
+                      int capacity, cvis_print_info *info, uint8_t *enhanced, uint8_t *skeleton, uint8_t *field) {
     cv::Mat g(height, width, CV_8UC1, const_cast<uint8_t *>(grey));
     cv::Mat m;
     if (mask) m = cv::Mat(height, width, CV_8UC1, const_cast<uint8_t *>(mask));
@@ -543,6 +579,11 @@ cvis_status extractTo(const uint8_t *grey, int width, int height, int ppi, const
         out[i].angle = wrap2pi(-mm.angle); // on-screen counter-clockwise
         out[i].kind = uint8_t(mm.kind);
         out[i].quality = uint8_t(std::lround(100 * mm.quality));
+    }
+    if (field) {
+        const size_t bytes = cvis_print_field_size(width, height, ppi);
+        std::memset(field, 0, bytes);
+        std::memcpy(field, e.field.data(), std::min(bytes, e.field.size()));
     }
     cv::Size size(e.width, e.height);
     if (enhanced) {
@@ -567,9 +608,17 @@ size_t cvis_print_scaled_size(int width, int height, int ppi) {
     return size_t(std::lround(width * scale)) * size_t(std::lround(height * scale)); // as extract() resizes
 }
 
+size_t cvis_print_field_size(int width, int height, int ppi) {
+    if (width <= 0 || height <= 0 || ppi <= 0) return 0;
+    int w = width, h = height;
+    if (std::abs(500.0 / ppi - 1) >= 1e-3) w = int(std::lround(width * 500.0 / ppi)), h = int(std::lround(height * 500.0 / ppi));
+    const int C = CVIS_PRINT_FIELD_CELL;
+    return size_t((w + C - 1) / C) * size_t((h + C - 1) / C) * 2;
+}
+
 cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask,
                                cvis_minutia *out, int capacity, cvis_print_info *info, uint8_t *enhanced,
-                               uint8_t *skeleton) {
+                               uint8_t *skeleton, uint8_t *field) {
     if (!grey || !info || width < 32 || height < 32 || width > 8192 || height > 8192)
         return fail(CVIS_ERR_ARGUMENT, "bad print geometry");
     if (ppi < 100 || ppi > 2000) return fail(CVIS_ERR_ARGUMENT, "resolution out of range");
@@ -578,7 +627,7 @@ cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int p
     // seconds and hundreds of MB, so such input is refused rather than tying up the daemon.
     if (cvis_print_scaled_size(width, height, ppi) > kMaxScaledPixels)
         return fail(CVIS_ERR_ARGUMENT, "print too large: more than 6 Mpx at 500 ppi");
-    return guarded([&]() { return extractTo(grey, width, height, ppi, mask, out, capacity, info, enhanced, skeleton); });
+    return guarded([&]() { return extractTo(grey, width, height, ppi, mask, out, capacity, info, enhanced, skeleton, field); });
 }
 
 } // extern "C"

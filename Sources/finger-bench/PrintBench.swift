@@ -356,8 +356,30 @@ func synthetic<R: RandomNumberGenerator>(from base: FingerTemplate, rng: inout R
                                kind: Bool.random(using: &rng) ? .ending : .bifurcation, quality: 40))
         }
     }
+    // The orientation field moved with the minutiae: each cell takes the base cell under it
+    // (inverse rotation and shift), its direction turned by the same angle (the field's directions
+    // are clockwise on screen in π/256 steps, the minutiae's counter-clockwise).
+    var field: OrientationField?
+    if let bf = base.orientationField {
+        let cell = Double(OrientationField.cell)
+        let turn = Int((angle / .pi * 256).rounded())
+        var cells = [UInt8](repeating: 0, count: bf.cells.count)
+        for fy in 0..<bf.height {
+            for fx in 0..<bf.width {
+                let X = (Double(fx) + 0.5) * cell - cx - dx, Y = (Double(fy) + 0.5) * cell - cy - dy
+                let bx = Int(((c * X - s * Y) + cx) / cell), by = Int(((s * X + c * Y) + cy) / cell)
+                let sx = (c * X - s * Y) + cx, sy = (s * X + c * Y) + cy
+                guard sx >= 0, sy >= 0, bx < bf.width, by < bf.height else { continue }
+                let k = 2 * (by * bf.width + bx), o = 2 * (fy * bf.width + fx)
+                guard bf.cells[k + 1] != 0 else { continue }
+                cells[o] = UInt8((Int(bf.cells[k]) - turn) & 255)
+                cells[o + 1] = bf.cells[k + 1]
+            }
+        }
+        field = OrientationField(width: bf.width, height: bf.height, cells: cells)
+    }
     return FingerTemplate(sourcePPI: base.sourcePPI, width: base.width, height: base.height, quality: base.quality,
-                          position: nil, minutiae: out)
+                          position: nil, minutiae: out, orientationField: field)
 }
 
 private func runSpeed() {

@@ -154,8 +154,24 @@ final class PrintTests: XCTestCase {
     func testTemplateRoundTrip() throws {
         let template = try sampleTemplate()
         let bytes = template.encoded()
-        XCTAssertEqual(Array(bytes.prefix(5)), Array("BMFP".utf8) + [1])
-        XCTAssertEqual(bytes.count, 16 + 8 * template.minutiae.count + 4)
+        let field = try XCTUnwrap(template.orientationField)
+        XCTAssertEqual(field.width, (template.width + 15) / 16)
+        XCTAssertEqual(field.height, (template.height + 15) / 16)
+        XCTAssertGreaterThan(field.usableCells, field.width * field.height / 3)
+        XCTAssertEqual(Array(bytes.prefix(5)), Array("BMFP".utf8) + [2])
+        XCTAssertEqual(bytes.count, 16 + 8 * template.minutiae.count + 4 + 2 * field.width * field.height + 4)
+        // Without a field: version 1, byte for byte the old format, and still readable.
+        let v1 = template.withoutOrientationField().encoded()
+        XCTAssertEqual(Array(v1.prefix(5)), Array("BMFP".utf8) + [1])
+        XCTAssertEqual(v1.count, 16 + 8 * template.minutiae.count + 4)
+        XCTAssertEqual(try FingerTemplate(decoding: v1), template.withoutOrientationField())
+        XCTAssertEqual(try FingerTemplate(decoding: v1).minutiae, template.minutiae)
+        // Two templates with fields are compared on them too: a print against itself agrees everywhere.
+        let matcher = FingerMatcher(), prepared = try XCTUnwrap(matcher.prepare(template))
+        let itself = matcher.compare(prepared, prepared)
+        XCTAssertGreaterThan(itself.fieldCells, field.usableCells / 2)
+        XCTAssertGreaterThan(itself.orientation, 0.99)
+        XCTAssertLessThanOrEqual(itself.orientation, 1)
         let decoded = try FingerTemplate(decoding: bytes)
         XCTAssertEqual(decoded, template)
         XCTAssertEqual(decoded.position, FingerPosition(.left, .thumb))
@@ -184,6 +200,19 @@ final class PrintTests: XCTestCase {
         refuse(version, .unsupportedVersion(9))
         var many = bytes; many[14] = 0x10; many[15] = 0x00
         refuse(many, .tooManyMinutiae(4096))
+        // Version 2's orientation field: its size must fit the print (checked before it decides
+        // how many bytes are expected), and a version-1 body labelled 2 is refused.
+        let template = try sampleTemplate(), n = template.minutiae.count
+        let fieldAt = 16 + 8 * n
+        var wrongSize = bytes; wrongSize[fieldAt] = 0xFF; wrongSize[fieldAt + 1] = 0xFF
+        refuse(wrongSize, .invalidField("orientation field size", 65535 * (Int(bytes[fieldAt + 2]) << 8 | Int(bytes[fieldAt + 3]))))
+        var relabelled = template.withoutOrientationField().encoded(); relabelled[4] = 2
+        refuse(relabelled)
+        XCTAssertNil(OrientationField(width: 2, height: 1, cells: [0, 0, 7, 0]), "a background cell with a direction")
+        XCTAssertNil(OrientationField(width: 2, height: 1, cells: [0, 0, 7]))
+        // A field that does not fit the print is not kept.
+        XCTAssertNil(FingerTemplate(sourcePPI: 500, width: 40, height: 40, quality: 50, position: nil, minutiae: [],
+                                    orientationField: OrientationField(width: 2, height: 2, cells: [UInt8](repeating: 0, count: 8))).orientationField)
         // Every single-bit flip in the body is caught (checksum or field validation).
         for i in stride(from: 5, to: bytes.count, by: 3) {
             var flipped = bytes
@@ -229,8 +258,18 @@ final class PrintTests: XCTestCase {
         }
         // An imported view re-encodes as a biometricd template (sizes cover the rescaled minutiae).
         XCTAssertEqual(try FingerTemplate(decoding: views[0].encoded()), views[0])
+        // ISO 19794-2 carries minutiae only: the orientation field is dropped on export (the same
+        // record with or without it) and an imported view has none (matched on minutiae alone).
+        XCTAssertNotNil(template.orientationField)
+        XCTAssertEqual(ISO19794_2.encode([template]), ISO19794_2.encode([template.withoutOrientationField()]))
+        XCTAssertNil(views[0].orientationField)
+        XCTAssertEqual(views[0].encoded()[4], 1)
         // The exported record still matches its source far above the threshold.
         XCTAssertGreaterThanOrEqual(FingerMatcher().score(probe: views[0], reference: template), 72)
+        let matcher = FingerMatcher()
+        let mixed = matcher.compare(try XCTUnwrap(matcher.prepare(views[0])), try XCTUnwrap(matcher.prepare(template)))
+        XCTAssertEqual(mixed.fieldCells, 0)
+        XCTAssertEqual(mixed.orientation, 1)
     }
 
     func testCorruptISORecordsAreRefused() throws {

@@ -93,15 +93,23 @@ final class ScoreMeaningTests: XCTestCase {
             let cx = full.minutiae.map(\.x).reduce(0, +) / Double(full.minutiae.count)
             let cy = full.minutiae.map(\.y).reduce(0, +) / Double(full.minutiae.count)
             let central = full.minutiae.sorted { hypot($0.x - cx, $0.y - cy) < hypot($1.x - cx, $1.y - cy) }.prefix(12)
-            let sparse = FingerTemplate(sourcePPI: full.sourcePPI, width: full.width, height: full.height,
-                                        quality: full.quality, position: nil, minutiae: Array(central))
-            let probe = try XCTUnwrap(matcher.prepare(sparse))
-            for other in 101...110 where other != finger {
-                for (impression, reference) in try XCTUnwrap(references[other]).enumerated() {
-                    let comparison = matcher.compare(probe, reference)
-                    XCTAssertEqual(comparison.minutiae[0], 12)
-                    XCTAssertLessThanOrEqual(comparison.pairs, 12)
-                    XCTAssertLessThan(matcher.score(probe, reference), 48, "\(finger) (12 minutiae) vs \(other)_\(impression + 1)")
+            // With the print's orientation field (what the extractor writes, version 2) and without
+            // it (version 1, an ISO 19794-2 import): neither reaches the threshold.
+            for field in [full.orientationField, nil] {
+                let sparse = FingerTemplate(sourcePPI: full.sourcePPI, width: full.width, height: full.height,
+                                            quality: full.quality, position: nil, minutiae: Array(central),
+                                            orientationField: field)
+                XCTAssertEqual(sparse.orientationField == nil, field == nil)
+                let probe = try XCTUnwrap(matcher.prepare(sparse))
+                for other in 101...110 where other != finger {
+                    for (impression, reference) in try XCTUnwrap(references[other]).enumerated() {
+                        let comparison = matcher.compare(probe, reference)
+                        XCTAssertEqual(comparison.minutiae[0], 12)
+                        XCTAssertLessThanOrEqual(comparison.pairs, 12)
+                        if field == nil { XCTAssertEqual(comparison.fieldCells, 0) }
+                        XCTAssertLessThan(matcher.score(probe, reference), 48,
+                                          "\(finger) (12 minutiae, field: \(field != nil)) vs \(other)_\(impression + 1)")
+                    }
                 }
             }
         }

@@ -36,14 +36,24 @@ typedef struct {
 /// Most minutiae one extraction reports (the best by quality are kept).
 #define CVIS_PRINT_MAX_MINUTIAE 200
 
+/// Side of one cell of the coarse orientation field, in 500-ppi pixels.
+#define CVIS_PRINT_FIELD_CELL 16
+
 /// Extracts minutiae from an 8-bit grey print, ridges dark. `mask` (optional, same size) is
 /// non-zero where the finger is. Writes up to `capacity` minutiae to `out` and the summary to `info`.
 /// `enhanced` and `skeleton` (optional) receive info->width × info->height bytes each; since the
 /// size is only known afterwards, pass buffers of at least cvis_print_scaled_size() bytes.
+/// `field` (optional, cvis_print_field_size() bytes) receives the coarse orientation field:
+/// ⌈width/16⌉ × ⌈height/16⌉ cells of the 500-ppi print, row-major, two bytes each — ridge direction
+/// in π/256 steps (y down) and strength 1–255 (coherence of the cell's mean direction); 0, 0 where
+/// the cell is not usable print.
 /// Fails with CVIS_ERR_ARGUMENT on bad geometry; an image without ridges is not a failure (count 0).
 cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask,
                                cvis_minutia *out, int capacity, cvis_print_info *info, uint8_t *enhanced,
-                               uint8_t *skeleton);
+                               uint8_t *skeleton, uint8_t *field);
+
+/// Bytes of the orientation field of a width × height print at `ppi` (2 per 16-px cell at 500 ppi).
+size_t cvis_print_field_size(int width, int height, int ppi);
 
 /// Width × height in bytes of the image rescaled to 500 ppi (for the debug buffers above).
 size_t cvis_print_scaled_size(int width, int height, int ppi);
@@ -53,6 +63,12 @@ size_t cvis_print_scaled_size(int width, int height, int ppi);
 typedef struct cvis_print_model cvis_print_model;
 
 cvis_print_model *cvis_print_model_make(const cvis_minutia *minutiae, int count, cvis_status *status);
+/// The same with the print's coarse orientation field (as cvis_print_extract writes it, field_width
+/// × field_height cells; NULL or 0 × 0 for none). When both prints of a comparison carry one, the
+/// similarity is scaled by how well their ridge directions agree over the overlap under the
+/// matcher's alignment; otherwise it is the minutiae-only similarity.
+cvis_print_model *cvis_print_model_make_with_field(const cvis_minutia *minutiae, int count, const uint8_t *field,
+                                                  int field_width, int field_height, cvis_status *status);
 void cvis_print_model_free(cvis_print_model *model);
 /// Number of valid cylinders (minutiae with enough neighbours to describe).
 int cvis_print_model_cylinders(const cvis_print_model *model);
@@ -63,12 +79,15 @@ double cvis_print_match(const cvis_print_model *probe, const cvis_print_model *r
 /// What one comparison rests on. `similarity` (what cvis_print_match returns) is the sum of the
 /// relaxed local similarities of the `pairs` most consistent minutia pairs divided by 12 however
 /// many there were, so sparse templates and small overlaps cannot reach a mate's similarity, plus
-/// 0.001 × the local-similarity support of the best local affine map (print_match.cpp).
+/// 0.001 × the local-similarity support of the best local affine map (print_match.cpp); with an
+/// orientation field on both sides, times the mean orientation agreement (0–1) under that map.
 typedef struct {
     double similarity;
     int minutiae_a, minutiae_b; // minutiae in each template
     int cylinders_a, cylinders_b; // minutiae with a valid cylinder (enough neighbours inside the print)
     int pairs;                  // consistent pairs summed (≤ 12)
+    int field_cells;            // overlapping orientation cells compared (0: no orientation check)
+    double orientation;         // their coherence-weighted agreement, cos 2Δθ (1 when unchecked)
 } cvis_print_match_info;
 
 /// cvis_print_match with its parts (for benchmarks, tests and explaining a score).

@@ -24,7 +24,14 @@ public final class PreparedPrint: @unchecked Sendable {
                          quality: UInt8($0.quality))
         }
         var status = CVIS_OK
-        guard let model = raw.withUnsafeMutableBufferPointer({ cvis_print_model_make($0.baseAddress, Int32($0.count), &status) }) else {
+        let field = template.orientationField
+        let cells = field?.cells ?? []
+        guard let model = raw.withUnsafeMutableBufferPointer({ m in
+            cells.withUnsafeBufferPointer { f in
+                cvis_print_model_make_with_field(m.baseAddress, Int32(m.count), field == nil ? nil : f.baseAddress,
+                                                 Int32(field?.width ?? 0), Int32(field?.height ?? 0), &status)
+            }
+        }) else {
             return nil
         }
         var code = [UInt64](repeating: 0, count: Int(CVIS_PRINT_CODE_WORDS))
@@ -77,6 +84,11 @@ public struct FingerMatcher: Sendable {
         /// Consistent pairs the similarity sums (at most 12; the sum is always divided by 12, so
         /// fewer pairs — a sparse template, a small overlap — mean a proportionally lower value).
         public var pairs: Int
+        /// Overlapping orientation-field cells compared (0 when either template has no field) and
+        /// their mean agreement 0–1, which scales the similarity (1 when not compared; a
+        /// comparison without fields is scaled by 0.7 instead, print_match.cpp).
+        public var fieldCells: Int = 0
+        public var orientation: Double = 1
     }
 
     public func compare(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Comparison {
@@ -85,7 +97,8 @@ public struct FingerMatcher: Sendable {
             return Comparison(similarity: 0, minutiae: [0, 0], cylinders: [0, 0], pairs: 0)
         }
         return Comparison(similarity: info.similarity, minutiae: [Int(info.minutiae_a), Int(info.minutiae_b)],
-                          cylinders: [Int(info.cylinders_a), Int(info.cylinders_b)], pairs: Int(info.pairs))
+                          cylinders: [Int(info.cylinders_a), Int(info.cylinders_b)], pairs: Int(info.pairs),
+                          fieldCells: Int(info.field_cells), orientation: info.orientation)
     }
 
     /// The SPEC §4 score, 0–100 (−12·log10 FAR): 48 ↔ FAR 0.01 %.

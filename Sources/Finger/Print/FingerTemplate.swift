@@ -15,10 +15,17 @@
 ///       2 bifurcation), quality 0–100
 ///     CRC-32 (IEEE) of everything above     4
 ///
+/// Version 2 is version 1 with the print's coarse orientation field (`OrientationField`) between
+/// the minutiae and the CRC: field width, height in 16-px cells (u16 each, = ⌈width/16⌉,
+/// ⌈height/16⌉), then 2 bytes per cell. A template without a field is written as version 1, so
+/// older templates and ISO imports round-trip unchanged and match on minutiae alone.
+///
 /// Coordinates and angles are quantised when a template is made, so decode(encode(t)) == t.
 public struct FingerTemplate: Sendable, Hashable {
     public static let magic: [UInt8] = Array("BMFP".utf8)
-    public static let currentVersion: UInt8 = 1
+    /// Version written for a template with an orientation field; one without is written as 1.
+    public static let currentVersion: UInt8 = 2
+    static let minutiaeOnlyVersion: UInt8 = 1
     /// More than any real print has (ISO 19794-2 allows 255 per view); bounds decoding work.
     public static let maxMinutiae = 255
     static let headerLength = 16
@@ -33,10 +40,14 @@ public struct FingerTemplate: Sendable, Hashable {
     public let quality: Int
     public let position: FingerPosition?
     public let minutiae: [Minutia]
+    /// The coarse ridge-orientation field (nil: matched on minutiae alone, as version 1).
+    public let orientationField: OrientationField?
 
     /// Makes a template; minutiae beyond `maxMinutiae` (lowest quality first) are dropped and the
-    /// rest quantised to the stored precision.
-    public init(sourcePPI: Int, width: Int, height: Int, quality: Int, position: FingerPosition?, minutiae: [Minutia]) {
+    /// rest quantised to the stored precision. A field whose size does not fit `width` × `height`
+    /// is dropped.
+    public init(sourcePPI: Int, width: Int, height: Int, quality: Int, position: FingerPosition?, minutiae: [Minutia],
+                orientationField: OrientationField? = nil) {
         self.sourcePPI = max(0, min(Int(UInt16.max), sourcePPI))
         self.width = max(0, min(Int(UInt16.max), width))
         self.height = max(0, min(Int(UInt16.max), height))
@@ -47,10 +58,21 @@ public struct FingerTemplate: Sendable, Hashable {
             kept = Array(kept.sorted { $0.quality > $1.quality }.prefix(Self.maxMinutiae))
         }
         self.minutiae = kept.map(Self.quantised)
+        if let field = orientationField, field.fits(printWidth: self.width, height: self.height) {
+            self.orientationField = field
+        } else {
+            self.orientationField = nil
+        }
     }
 
     /// A copy with another finger position.
     public func with(position: FingerPosition?) -> FingerTemplate {
+        FingerTemplate(sourcePPI: sourcePPI, width: width, height: height, quality: quality, position: position, minutiae: minutiae,
+                       orientationField: orientationField)
+    }
+
+    /// A copy without the orientation field (what an ISO 19794-2 round trip gives).
+    public func withoutOrientationField() -> FingerTemplate {
         FingerTemplate(sourcePPI: sourcePPI, width: width, height: height, quality: quality, position: position, minutiae: minutiae)
     }
 
@@ -69,7 +91,7 @@ public struct FingerTemplate: Sendable, Hashable {
     public func encoded() -> [UInt8] {
         var out = Self.magic
         out.reserveCapacity(Self.headerLength + Self.minutiaLength * minutiae.count + 4)
-        out.append(Self.currentVersion)
+        out.append(orientationField == nil ? Self.minutiaeOnlyVersion : Self.currentVersion)
         out.append(position == nil ? 0 : 1)
         out.appendBE16(sourcePPI)
         out.appendBE16(width)
@@ -84,6 +106,11 @@ public struct FingerTemplate: Sendable, Hashable {
             out.append(m.kind == .ending ? 1 : 2)
             out.append(UInt8(m.quality))
         }
+        if let field = orientationField {
+            out.appendBE16(field.width)
+            out.appendBE16(field.height)
+            out.append(contentsOf: field.cells)
+        }
         out.appendBE32(CRC32.checksum(out))
         return out
     }
@@ -94,12 +121,23 @@ public struct FingerTemplate: Sendable, Hashable {
         guard bytes.count >= Self.headerLength + 4 else {
             throw .truncated(needed: Self.headerLength + 4, got: bytes.count)
         }
-        guard bytes[4] == Self.currentVersion else { throw .unsupportedVersion(bytes[4]) }
+        let version = bytes[4]
+        guard version == Self.currentVersion || version == Self.minutiaeOnlyVersion else { throw .unsupportedVersion(version) }
         let flags = bytes[5]
         guard flags & ~1 == 0 else { throw .invalidField("flags", Int(flags)) }
         let count = bytes.be16(14)
         guard count <= Self.maxMinutiae else { throw .tooManyMinutiae(count) }
-        let expected = Self.headerLength + Self.minutiaLength * count + 4
+        let minutiaeEnd = Self.headerLength + Self.minutiaLength * count
+        var expected = minutiaeEnd + 4
+        var fieldSize: (width: Int, height: Int)?
+        if version == Self.currentVersion {
+            // The field's size comes first; bound it before it decides how many bytes are expected.
+            guard bytes.count >= minutiaeEnd + 4 + 4 else { throw .truncated(needed: minutiaeEnd + 8, got: bytes.count) }
+            let fw = bytes.be16(minutiaeEnd), fh = bytes.be16(minutiaeEnd + 2)
+            guard fw > 0, fh > 0, fw * fh <= OrientationField.maxCells else { throw .invalidField("orientation field size", fw * fh) }
+            fieldSize = (fw, fh)
+            expected = minutiaeEnd + 4 + 2 * fw * fh + 4
+        }
         guard bytes.count >= expected else { throw .truncated(needed: expected, got: bytes.count) }
         guard bytes.count == expected else { throw .trailingBytes(bytes.count - expected) }
         let stored = UInt32(bytes.be16(expected - 4)) << 16 | UInt32(bytes.be16(expected - 2))
@@ -136,8 +174,58 @@ public struct FingerTemplate: Sendable, Hashable {
             guard q <= 100 else { throw .invalidField("minutia \(i) quality", q) }
             minutiae.append(Minutia(x: x, y: y, angle: Double(bytes.be16(o + 4)) * 2 * .pi / 65536, kind: kind, quality: q))
         }
-        self.init(sourcePPI: ppi, width: width, height: height, quality: quality, position: position, minutiae: minutiae)
+        var field: OrientationField?
+        if let size = fieldSize {
+            let cells = Array(bytes[(minutiaeEnd + 4)..<(expected - 4)])
+            guard let f = OrientationField(width: size.width, height: size.height, cells: cells) else {
+                throw .invalidField("orientation field", 0)
+            }
+            guard f.fits(printWidth: width, height: height) else {
+                throw .invalidField("orientation field size", size.width * size.height)
+            }
+            field = f
+        }
+        self.init(sourcePPI: ppi, width: width, height: height, quality: quality, position: position, minutiae: minutiae,
+                  orientationField: field)
     }
+}
+
+/// A print's coarse ridge-orientation field, as the extractor writes it (CVIS_PRINT_FIELD_CELL =
+/// 16-px cells of the 500-ppi print, row-major, 2 bytes each: direction in π/256 steps, y down,
+/// and strength 1–255; both 0 where the cell is not usable print). The matcher compares two
+/// prints' fields over their overlap under its alignment (Docs/finger-print.md, item 9).
+public struct OrientationField: Sendable, Hashable {
+    /// Cell side in 500-ppi pixels.
+    public static let cell = 16
+    /// Most cells a field may have: a 6-Mpx print (the extractor's limit) has ≈ 23,400.
+    public static let maxCells = 32768
+    /// Size in cells.
+    public let width: Int
+    public let height: Int
+    /// 2 × width × height bytes.
+    public let cells: [UInt8]
+
+    /// Nil when the size or the bytes are inconsistent (a background cell must be 0, 0).
+    public init?(width: Int, height: Int, cells: [UInt8]) {
+        guard width > 0, height > 0, width * height <= Self.maxCells, cells.count == 2 * width * height else { return nil }
+        for k in stride(from: 0, to: cells.count, by: 2) where cells[k + 1] == 0 && cells[k] != 0 { return nil }
+        self.width = width
+        self.height = height
+        self.cells = cells
+    }
+
+    /// Cells of a print `width` × `height` 500-ppi pixels.
+    public static func size(printWidth: Int, height: Int) -> (width: Int, height: Int) {
+        ((printWidth + cell - 1) / cell, (height + cell - 1) / cell)
+    }
+
+    func fits(printWidth: Int, height: Int) -> Bool {
+        let s = Self.size(printWidth: printWidth, height: height)
+        return s.width == width && s.height == self.height
+    }
+
+    /// Cells holding usable print.
+    public var usableCells: Int { stride(from: 1, to: cells.count, by: 2).filter { cells[$0] != 0 }.count }
 }
 
 /// Why template bytes were refused.
@@ -153,7 +241,7 @@ public enum FingerTemplateError: Error, Equatable, Sendable, CustomStringConvert
     public var description: String {
         switch self {
         case .badMagic: "not a biometricd finger template (no BMFP magic)"
-        case .unsupportedVersion(let v): "finger template version \(v) is not supported (this build reads 1)"
+        case .unsupportedVersion(let v): "finger template version \(v) is not supported (this build reads 1 and 2)"
         case .truncated(let needed, let got): "finger template truncated: \(got) bytes, \(needed) needed"
         case .trailingBytes(let n): "finger template has \(n) unexpected trailing bytes"
         case .tooManyMinutiae(let n): "finger template claims \(n) minutiae (at most \(FingerTemplate.maxMinutiae))"

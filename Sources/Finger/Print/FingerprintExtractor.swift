@@ -97,16 +97,19 @@ public struct FingerprintExtractor: Sendable {
         let scaled = debug ? cvis_print_scaled_size(Int32(image.width), Int32(image.height), Int32(image.ppi)) : 0
         var enhanced = [UInt8](repeating: 0, count: scaled)
         var skeleton = [UInt8](repeating: 0, count: scaled)
+        var field = [UInt8](repeating: 0, count: cvis_print_field_size(Int32(image.width), Int32(image.height), Int32(image.ppi)))
         let mask = image.mask ?? []
         let status = image.pixels.withUnsafeBufferPointer { pixels in
             mask.withUnsafeBufferPointer { maskPixels in
                 raw.withUnsafeMutableBufferPointer { out in
                     enhanced.withUnsafeMutableBufferPointer { e in
                         skeleton.withUnsafeMutableBufferPointer { s in
-                            cvis_print_extract(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.ppi),
-                                               image.mask == nil ? nil : maskPixels.baseAddress, out.baseAddress,
-                                               Int32(out.count), &info, debug ? e.baseAddress : nil,
-                                               debug ? s.baseAddress : nil)
+                            field.withUnsafeMutableBufferPointer { f in
+                                cvis_print_extract(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.ppi),
+                                                   image.mask == nil ? nil : maskPixels.baseAddress, out.baseAddress,
+                                                   Int32(out.count), &info, debug ? e.baseAddress : nil,
+                                                   debug ? s.baseAddress : nil, f.baseAddress)
+                            }
                         }
                     }
                 }
@@ -129,8 +132,10 @@ public struct FingerprintExtractor: Sendable {
             Minutia(x: Double($0.x), y: Double($0.y), angle: Double($0.angle),
                     kind: $0.kind == UInt8(CVIS_MINUTIA_ENDING.rawValue) ? .ending : .bifurcation, quality: Int($0.quality))
         }
+        let cells = OrientationField.size(printWidth: Int(info.width), height: Int(info.height))
         let template = FingerTemplate(sourcePPI: image.ppi, width: Int(info.width), height: Int(info.height),
-                                      quality: Int(info.quality), position: position, minutiae: minutiae)
+                                      quality: Int(info.quality), position: position, minutiae: minutiae,
+                                      orientationField: OrientationField(width: cells.width, height: cells.height, cells: field))
         return Stages(template: template, width: Int(info.width), height: Int(info.height),
                       enhanced: debug ? enhanced : [], skeleton: debug ? skeleton : [],
                       ridgePeriod: Double(info.ridge_period))
