@@ -76,6 +76,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var fidoEnabled = false
     /// `fido_user`: a kiosk's one FIDO user; absent, the user of the active session on seat0.
     public var fidoUser: String?
+    /// `fido_uv_timeout`: seconds one FIDO user verification (a face or finger capture with
+    /// liveness) may take before the authenticator answers USER_ACTION_TIMEOUT [30]. A production
+    /// knob for slow hardware (CTAP clients wait with keepalives); the ceiling is the face
+    /// session's own, so the whole window reaches the capture.
+    public var fidoUVTimeoutSeconds = Self.fidoUVTimeoutDefault
+    public static let fidoUVTimeoutDefault = 30
+    public static let fidoUVTimeoutRange = 5...(FaceCaptureOptions.timeoutMs.range.upperBound / 1000)
     /// Test hook: the FIDO device's HID reports over this Unix socket instead of uhid (turns the
     /// authenticator on). Refused by a production instance (`FIDOTransportChoice`).
     public var testFIDOSocket: String?
@@ -91,7 +98,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
                               "max_calls_per_user", "max_buffered_bytes_per_user", "max_queued_per_user",
                               "max_face_templates_per_user", "max_finger_templates_per_user", "max_keys_per_user",
                               "max_image_pixels", "face_matching_threshold", "finger_matching_threshold",
-                              "face_liveness_mode", "face_liveness_refuse_virtual", "face_second_network", "fido", "fido_user", "test_fido_socket"]
+                              "face_liveness_mode", "face_liveness_refuse_virtual", "face_second_network", "fido", "fido_user", "fido_uv_timeout", "test_fido_socket"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -212,6 +219,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be a user name, got '\(value)'")
             }
             fidoUser = value
+        case "fido_uv_timeout":
+            fidoUVTimeoutSeconds = try integer(Self.fidoUVTimeoutRange, "seconds one FIDO user verification may take")
         case "test_fido_socket":
             testFIDOSocket = try path(value)
             guard value.utf8.count < 108 else {

@@ -88,6 +88,41 @@ final class FIDOWiringTests: XCTestCase {
         XCTAssertNil(try Daemon.fidoTransport(DaemonConfiguration()), "no authenticator by default")
     }
 
+    func testUVTimeoutKey() throws {
+        var c = DaemonConfiguration()
+        XCTAssertEqual(c.fidoUVTimeoutSeconds, 30, "CTAP's customary 30 s unless configured")
+        XCTAssertEqual(Daemon.fidoVerificationTimeoutMs(c), 30_000)
+        try c.apply(key: "fido_uv_timeout", value: "300", appendLists: false)
+        XCTAssertEqual(Daemon.fidoVerificationTimeoutMs(c), 300_000)
+        try c.apply(key: "fido_uv_timeout", value: "5", appendLists: false)
+        XCTAssertEqual(c.fidoUVTimeoutSeconds, 5)
+        XCTAssertEqual(DaemonConfiguration.fidoUVTimeoutRange, 5...300)
+        XCTAssertEqual(DaemonConfiguration.fidoUVTimeoutRange.upperBound * 1000, FaceCaptureOptions.timeoutMs.range.upperBound,
+                       "the face session inside the UV may run the whole window")
+        for bad in ["4", "301", "0", "-30", "30s", "", "1e2", "thirty"] {
+            XCTAssertThrowsError(try c.apply(key: "fido_uv_timeout", value: bad, appendLists: false), bad) { error in
+                XCTAssertEqual((error as? ConfigError)?.key, "fido_uv_timeout")
+            }
+        }
+        XCTAssertEqual(c.fidoUVTimeoutSeconds, 5, "a refused value changes nothing")
+        // From a file: the error names the file, the line and the key (the daemon refuses to start).
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let file = dir + "/biometricd.conf"
+        try "fido = yes\n# slow hardware\nfido_uv_timeout = 120\n".write(toFile: file, atomically: true, encoding: .utf8)
+        var loaded = DaemonConfiguration()
+        try loaded.load(file: file)
+        XCTAssertEqual(loaded.fidoUVTimeoutSeconds, 120)
+        try "fido = yes\nfido_uv_timeout = 900\n".write(toFile: file, atomically: true, encoding: .utf8)
+        var refused = DaemonConfiguration()
+        XCTAssertThrowsError(try refused.load(file: file)) { error in
+            let e = error as? ConfigError
+            XCTAssertEqual(e?.file, file)
+            XCTAssertEqual(e?.line, 2)
+            XCTAssertEqual(e?.key, "fido_uv_timeout")
+            XCTAssertTrue(e?.description.contains("from 5 to 300") ?? false, e?.description ?? "")
+        }
+    }
+
     func testCTAPPINHashIsLeftSHA256() {
         // SHA-256("1234") = 03ac6742 16f3e15c 761ee1a5 e255f067 9536...
         XCTAssertEqual(CTAPPINHash.text(ofPIN: "1234"), "03ac674216f3e15c761ee1a5e255f067")

@@ -11,8 +11,12 @@ import Glibc
 /// The FIDO2 authenticator's place in the daemon's life: made at start when configured, from the
 /// daemon's own store, PIN and auth.authenticate; removed on stop.
 extension Daemon {
-    /// How long one user verification may take (a capture with liveness; CTAP clients wait).
-    static let fidoVerificationTimeoutMs = 30_000
+    /// How long one user verification may take (a capture with liveness; CTAP clients wait with
+    /// keepalives): `fido_uv_timeout`. auth.authenticate hands the face session all of it (its
+    /// ceiling, 300 s, is the key's); a finger capture inside keeps its own 120 s ceiling.
+    static func fidoVerificationTimeoutMs(_ configuration: DaemonConfiguration) -> Int {
+        configuration.fidoUVTimeoutSeconds * 1000
+    }
 
     /// The transport, decided by `FIDOTransportChoice`; nil when the authenticator is off.
     static func fidoTransport(_ configuration: DaemonConfiguration) throws(StartupError) -> FIDOTransportChoice? {
@@ -43,7 +47,7 @@ extension Daemon {
             logger.error("FIDO2 authenticator not started: \(error) (is the uhid module loaded, and /dev/uhid allowed to the daemon?)")
             return nil
         }
-        logger.info("FIDO2 user verification for \(users.description)")
+        logger.info("FIDO2 user verification for \(users.description), up to \(configuration.fidoUVTimeoutSeconds) s each")
         return service
     }
 
@@ -71,7 +75,7 @@ extension Daemon {
                 return .blocked
             }
             let result = try await authGroups.auth.authenticate(user: user.name, override: factors, pin: nil, camera: nil,
-                                                                timeoutMs: Self.fidoVerificationTimeoutMs, context: context,
+                                                                timeoutMs: Self.fidoVerificationTimeoutMs(configuration), context: context,
                                                                 forceLiveness: true)
             let outcome = FIDOVerdict.outcome(result)
             logger.notice("FIDO verification of '\(user.name)'\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) in \(result.durationMs) ms")
