@@ -16,7 +16,7 @@
 #   FIDO_VM_SHARED         the shared data folder (default ../shared next to the repository)
 #   FIDO_VM_CACHE          cache and work folder (default .build/fido-vm; git-ignored)
 #   FIDO_VM_CBOR_COUNT     malformed CBOR requests sent over hidraw by the python tests (default 5000)
-#   FIDO_VM_TIMEOUT        limit for the VM in seconds (default 900, 2400 with --daemon)
+#   FIDO_VM_TIMEOUT        limit for the VM in seconds (default 900, 3600 with --daemon: ~2 min per face check under TCG)
 #   FIDO_VM_VERBOSE=1      show the VM console (always in $FIDO_VM_CACHE/console.log)
 # Prints one line per check (PASS|FAIL name seconds detail) and `N passed, M failed`; exit 0 only
 # when nothing failed.
@@ -29,7 +29,7 @@ REPO=$(cd "$HERE/../.." && pwd -P)
 CACHE=${FIDO_VM_CACHE:-$REPO/.build/fido-vm}
 MODE=authenticator
 [ "${1:-}" = --daemon ] && MODE=daemon
-TIMEOUT=${FIDO_VM_TIMEOUT:-$([ $MODE = daemon ] && echo 2400 || echo 900)}
+TIMEOUT=${FIDO_VM_TIMEOUT:-$([ $MODE = daemon ] && echo 3600 || echo 900)}
 SHARED=${FIDO_VM_SHARED:-$REPO/../shared}
 T0=$(date +%s.%N)
 say() { echo "fido-vm: $*" >&2; }
