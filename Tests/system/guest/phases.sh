@@ -344,11 +344,12 @@ check reboot-tpm-sealed c_tpm2
 c_downgrade() {
     local cur; cur=$(sqlite3 -readonly $DB 'PRAGMA user_version')
     systemctl stop biometricd.socket biometricd.service
-    runuser -u biometricd -- sqlite3 $DB "DROP TABLE camera_lockout; PRAGMA user_version=$((cur - 1));" 2>$S/p2-sqlite.err
+    # Undo the newest migration (schema 5, the FIDO2 records) so the upgrade must run it again.
+    runuser -u biometricd -- sqlite3 $DB "DROP TABLE fido_counters; DROP TABLE fido_credentials; DROP TABLE fido_keys; ALTER TABLE pins DROP COLUMN ctap_sealed; PRAGMA user_version=$((cur - 1));" 2>$S/p2-sqlite.err
     local after; after=$(sqlite3 -readonly $DB 'PRAGMA user_version')
     echo "$cur" > /tmp/schema-current
     systemctl start biometricd.socket
-    DETAIL="daemon stopped; schema $cur -> $after (camera_lockout dropped: $(sqlite3 -readonly $DB "SELECT count(*) FROM sqlite_master WHERE name='camera_lockout'")) $(cat $S/p2-sqlite.err)"
+    DETAIL="daemon stopped; schema $cur -> $after (fido_credentials dropped: $(sqlite3 -readonly $DB "SELECT count(*) FROM sqlite_master WHERE name='fido_credentials'")) $(cat $S/p2-sqlite.err)"
     [ "$after" = $((cur - 1)) ]
 }
 check schema-set-back-one-version c_downgrade
@@ -365,10 +366,10 @@ check upgrade-in-place c_upgrade
 c_migrated() {
     status_json status-upgraded
     local v cur; v=$(sqlite3 -readonly $DB 'PRAGMA user_version'); cur=$(cat /tmp/schema-current)
-    local tbl; tbl=$(sqlite3 -readonly $DB "SELECT count(*) FROM sqlite_master WHERE name='camera_lockout'")
+    local tbl; tbl=$(sqlite3 -readonly $DB "SELECT count(*) FROM sqlite_master WHERE name='fido_credentials'")
     feed tony-same
     verify_as verify-upgraded - alice
-    DETAIL="after the upgrade: daemon $(systemctl is-active biometricd) (status exit $(json_field $S/p2-status-upgraded.out 'd.get("version")')), schema $v (want $cur), camera_lockout table: $tbl; authctl face verify alice --no-liveness (root): exit $RC match=$MATCH score=$SCORE"
+    DETAIL="after the upgrade: daemon $(systemctl is-active biometricd) (status exit $(json_field $S/p2-status-upgraded.out 'd.get("version")')), schema $v (want $cur), fido_credentials table: $tbl; authctl face verify alice --no-liveness (root): exit $RC match=$MATCH score=$SCORE"
     [ "$v" = "$cur" ] && [ "$tbl" = 1 ] && [ $RC = 0 ] && [ "$MATCH" = true ]
 }
 check upgrade-migrates-templates-verify c_migrated
