@@ -308,9 +308,15 @@ public struct FingerVerifyResult: Codable, Sendable {
     public var liveness: LivenessVerdict
     public var captures: Int
     public var durationMs: Int
+    /// Set when every enrolled finger of the user lacks the orientation field (templates stored
+    /// before version 2, or ISO 19794-2 imports): they are matched on minutiae alone, which accepts
+    /// fewer genuine attempts; what to run to re-enrol (Docs/finger-print.md item 9). Absent from
+    /// the JSON when nil, and never set for caller-supplied references.
+    public var reenrollHint: String?
     enum CodingKeys: String, CodingKey {
         case match, score, threshold, position, liveness, captures
         case durationMs = "duration_ms"
+        case reenrollHint = "reenroll_hint"
     }
     public init(match: Bool, score: Double, threshold: Double, position: String?, liveness: LivenessVerdict, captures: Int,
                 durationMs: Int) {
@@ -331,6 +337,7 @@ public struct FingerVerifyResult: Codable, Sendable {
         try c.encode(liveness, forKey: .liveness)
         try c.encode(captures, forKey: .captures)
         try c.encode(durationMs, forKey: .durationMs)
+        try c.encodeIfPresent(reenrollHint, forKey: .reenrollHint)
     }
 }
 

@@ -85,6 +85,7 @@ struct Finger: ParsableCommand {
             try options.output(result) {
                 "\(result.match ? "match" : "no match") for \(user): score \(result.score) (threshold \(result.threshold))"
                     + (result.position.map { ", \($0)" } ?? "") + ", liveness \(result.liveness), \(result.durationMs) ms"
+                    + (result.reenrollHint.map { "\nnote: \($0)" } ?? "")
             }
             if !result.match { throw ExitCode(Exit.refused) }
         }

@@ -136,6 +136,19 @@ final class FingerInterchangeTests: XCTestCase {
             XCTAssertEqual(decoded.ppi, 500, "camera prints are normalised to 500 ppi")
             XCTAssertLessThan(Double(bytes.count * 8) / Double(decoded.width * decoded.height), 1.5)
         }
+
+        // Enrolled fingers with the orientation field give no hint; a user whose only finger
+        // came in as ISO 19794-2 (no field: minutiae alone) is told to re-enrol, whatever the outcome.
+        let enrolled = try verify(nil)
+        XCTAssertNil(enrolled.reenrollHint, "dee's finger was extracted here (version 2)")
+        XCTAssertNil(hit.reenrollHint, "never for caller-supplied references")
+        let _: TemplateIDs = try client.call(Method.fingerAdd, FingerAddParams(user: "eve", template: try extract(client, "101_1", .iso19794_2),
+                                                                             format: .iso19794_2))
+        let isoOnly = try verify(nil, user: "eve")
+        let hint = try XCTUnwrap(isoOnly.reenrollHint, "only an ISO template: matched on minutiae alone")
+        XCTAssertTrue(hint.contains("authctl finger enroll eve"), hint)
+        let json = try JSONEncoder().encode(isoOnly)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: json) as? [String: Any])?["reenroll_hint"] as? String, hint)
     }
 
     func testWSQUploadsAndCaptures() throws {

@@ -130,8 +130,21 @@ extension FingerMethods {
         if outcome.matched && p.references == nil { context.authenticated(as: user) }
         let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
         logger.info("finger.verify \(user)\(p.references == nil ? "" : " (caller's templates)"): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
-        return FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: threshold(p, context.peer),
-                                  position: outcome.position?.name, liveness: outcome.liveness,
-                                  captures: outcome.captures, durationMs: ms)
+        let hint = p.references == nil ? Self.reenrollHint(user: user, references: references.references.map(\.print.template)) : nil
+        if let hint { logger.notice("finger.verify \(user): \(hint)") }
+        var result = FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: threshold(p, context.peer),
+                                        position: outcome.position?.name, liveness: outcome.liveness,
+                                        captures: outcome.captures, durationMs: ms)
+        result.reenrollHint = hint
+        return result
+    }
+
+    /// What a user whose enrolled fingers all lack the orientation field is told (templates
+    /// stored before version 2, or imported as ISO 19794-2, whose record has no place for it):
+    /// they keep verifying on minutiae alone, scaled by 0.7, and only re-enrolment gives them the
+    /// orientation check (Docs/finger-print.md item 9). nil when any finger has the field.
+    static func reenrollHint(user: String, references: [FingerTemplate]) -> String? {
+        guard !references.isEmpty, !references.contains(where: { $0.orientationField != nil }) else { return nil }
+        return "finger templates have no orientation field (version 1 or ISO 19794-2): re-enrol with 'authctl finger enroll \(user)' for the orientation check"
     }
 }
