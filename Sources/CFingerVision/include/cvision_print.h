@@ -80,7 +80,8 @@ double cvis_print_match(const cvis_print_model *probe, const cvis_print_model *r
 /// relaxed local similarities of the `pairs` most consistent minutia pairs divided by 12 however
 /// many there were, so sparse templates and small overlaps cannot reach a mate's similarity, plus
 /// 0.001 × the local-similarity support of the best local affine map (print_match.cpp); with an
-/// orientation field on both sides, times the mean orientation agreement (0–1) under that map.
+/// orientation field on both sides, times the mean orientation agreement (0–1) under that map,
+/// and times up to 1.25 when that agreement is near-perfect (> 0.92) over a large overlap.
 typedef struct {
     double similarity;
     int minutiae_a, minutiae_b; // minutiae in each template

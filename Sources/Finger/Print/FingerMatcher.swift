@@ -85,8 +85,9 @@ public struct FingerMatcher: Sendable {
         /// fewer pairs — a sparse template, a small overlap — mean a proportionally lower value).
         public var pairs: Int
         /// Overlapping orientation-field cells compared (0 when either template has no field) and
-        /// their mean agreement 0–1, which scales the similarity (1 when not compared; a
-        /// comparison without fields is scaled by 0.7 instead, print_match.cpp).
+        /// their mean agreement 0–1, which scales the similarity — and raises it by up to 25 % when
+        /// above 0.92 over 100 or more cells (1 when not compared; a comparison without fields is
+        /// scaled by 0.7 instead, print_match.cpp).
         public var fieldCells: Int = 0
         public var orientation: Double = 1
     }
