@@ -4,6 +4,7 @@
 import BiometricCamera
 import BiometricCore
 import BiometricFace
+import CFaceVision
 import COpenBLAS
 import Foundation
 
@@ -14,14 +15,31 @@ func recognizerPath() -> String {
     return repo + "/../shared/models/recognizer/" + FaceModels.recognizerName
 }
 
+/// The second network's alignment the daemon ships (`FaceEngine.secondPoints`): `--write` of
+/// `lfw-fusion` and `attempts --fused` must be given it, so the calibrations fit what is scored.
+let shippedSecondPoints = "yunet"
+
+/// `--points` of the command line ("" for the 68-point five); with `--write` it must be the shipped one.
+func secondPointsArgument() -> String {
+    let points = arguments.firstIndex(of: "--points").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } ?? ""
+    if arguments.contains("--write"), points != shippedSecondPoints {
+        fatalError("--write fits the shipped calibration: give --points \(shippedSecondPoints), the daemon's alignment")
+    }
+    return points
+}
+
 /// Raw chip and mirror outputs (256 floats per image) of the second network, `files` order.
 func computeSecond(_ files: [String]) -> [Float] {
     // --points corners: eye centres from the eye corners (36/39, 42/45) instead of all six points;
     // --points mouth: mouth corners halfway between the outer (48/54) and inner (60/64) lip
     // corners (an open mouth pulls the outer ones); corners+mouth: both.
-    let points = arguments.firstIndex(of: "--points").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } ?? ""
+    let points = secondPointsArgument()
     let corners = points == "corners" || points == "corners+mouth"
     let mouth = points == "mouth" || points == "corners+mouth"
+    // --points yunet: YuNet's own five keypoints of the same detection, found as the daemon finds
+    // them (`FaceEngine.keypoints`: YuNet again on a crop around the box); none: the 68-point ones.
+    // --points yunet-frame: the keypoints of the whole-image detection itself.
+    let yunet = points == "yunet" || points == "yunet-frame"
     let cache = repo + "/.build/lfw-mobilefacenet-raw\(points.isEmpty ? "" : "-" + points).bin"
     if let blob = FileManager.default.contents(atPath: cache), blob.count == files.count * 256 * 4 {
         say("second network: raw outputs from \(cache)")
@@ -36,6 +54,7 @@ func computeSecond(_ files: [String]) -> [Float] {
     final class Store: @unchecked Sendable {
         var data: [Float]
         var failed = 0
+        var noPoints = 0
         let lock = NSLock()
         init(_ n: Int) { data = [Float](repeating: 0, count: n) }
     }
@@ -52,8 +71,19 @@ func computeSecond(_ files: [String]) -> [Float] {
             let d = try? models.withEngine { engine -> [Float]? in
                 let found = try engine.detect(image, minSize: 30)
                 let central = FaceBox(x: 68, y: 68, width: 114, height: 124)
-                let box = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }?.box
+                let detection = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }
+                let box = detection?.box
                 var landmarks = try engine.landmarks(image, box: box ?? central)
+                let keypoints = points == "yunet" ? try detection.flatMap { try engine.keypoints(image, box: $0.box) } : detection?.points
+                if yunet, let five = keypoints {
+                    if i < 3 {  // the ordering check: the detector's points beside the 68-point ones
+                        var p68 = [Float](repeating: 0, count: 10)
+                        _ = cvis_recognizer_points(landmarks.flat, &p68)
+                        say("  \(files[i]): detector \(five.map { fmt(Double($0), 1) }.joined(separator: " ")); 68-point \(p68.map { fmt(Double($0), 1) }.joined(separator: " "))")
+                    }
+                    return try engine.secondDescriptors(image, points: five)
+                }
+                if yunet { store.lock.lock(); store.noPoints += 1; store.lock.unlock() }
                 if corners {
                     // Every point of each eye moved to its corners' midpoint: the mean is then that.
                     var flat = landmarks.flat
@@ -80,7 +110,7 @@ func computeSecond(_ files: [String]) -> [Float] {
         }
     }
     let seconds = now() - start
-    say("second network: \(files.count) images (chip + mirror) in \(fmt(seconds, 0)) s, \(fmt(seconds / Double(files.count) * 1000, 1)) ms/image wall on \(threads) threads; \(store.failed) failed")
+    say("second network: \(files.count) images (chip + mirror) in \(fmt(seconds, 0)) s, \(fmt(seconds / Double(files.count) * 1000, 1)) ms/image wall on \(threads) threads; \(store.failed) failed\(yunet ? ", \(store.noPoints) without detector points (68-point ones used)" : "")")
     _ = store.data.withUnsafeBufferPointer { FileManager.default.createFile(atPath: cache, contents: Data(buffer: $0)) }
     return store.data
 }
@@ -207,6 +237,47 @@ func runLFWFusion() {
             return (cos(sA, sChip, i, j), cos(dA, dB, i, j), p)
         }.sorted { $0.0 < $1.0 }
         for (c2, c1, p) in genuine.prefix(40) { say("genuine second \(fmt(c2, 3)) dlib \(fmt(c1, 3)) \(p.a) \(p.b)") }
+        return
+    }
+    if arguments.contains("--old-templates") {
+        // v2 templates enrolled before the second network was aligned on YuNet's keypoints (on the
+        // 68-point five, the `lfw-mobilefacenet-raw.bin` cache) against live probes aligned as now,
+        // scored with the shipped share and calibration: how far their genuine scores move.
+        let old = FileManager.default.contents(atPath: repo + "/.build/lfw-mobilefacenet-raw.bin").map { blob in
+            blob.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) } } ?? []
+        guard old.count == n * 256 else { fatalError("run lfw-fusion without --points first (the 68-point cache)") }
+        let w = FaceFusion.dlibShare, x = Float(w.squareRoot()), y = Float((1 - w).squareRoot())
+        func vectors(_ second: [Float]) -> [Float] {
+            var v = [Float](repeating: 0, count: n * 256)
+            for i in 0..<n { for k in 0..<128 { v[i * 256 + k] = x * dA[i * 128 + k]; v[i * 256 + 128 + k] = y * second[i * 128 + k] } }
+            return v
+        }
+        var oldA = [Float]()
+        for i in 0..<n { oldA += unit(zip(old[(i * 256)..<(i * 256 + 128)], old[(i * 256 + 128)..<(i * 256 + 256)]).map { $0 + $1 }) }
+        var probe = [Float](repeating: 0, count: n * 256)
+        for i in 0..<n { for k in 0..<128 { probe[i * 256 + k] = x * dB[i * 128 + k]; probe[i * 256 + 128 + k] = y * sChip[i * 128 + k] } }
+        let ids = files.map { String($0.split(separator: "/")[0]) }
+        let t48 = FaceFusion.calibration.value(forScore: 48)
+        for (label, a) in [("templates aligned as now", vectors(sA)), ("old templates (68-point five)", vectors(oldA))] {
+            var scores: [Double] = [], shifts: [Double] = []
+            var impostor48 = 0, impostors = 0
+            let now = vectors(sA)
+            for i in 0..<n { for j in 0..<n where i != j {
+                var s: Float = 0, s0: Float = 0
+                for k in 0..<256 { s += a[i * 256 + k] * probe[j * 256 + k]; s0 += now[i * 256 + k] * probe[j * 256 + k] }
+                let d = Double(max(0, 2 - 2 * s)).squareRoot(), d0 = Double(max(0, 2 - 2 * s0)).squareRoot()
+                if ids[i] == ids[j] {
+                    scores.append(FaceFusion.calibration.score(d))
+                    shifts.append(FaceFusion.calibration.score(d) - FaceFusion.calibration.score(d0))
+                } else {
+                    impostors += 1
+                    if d < t48 { impostor48 += 1 }
+                }
+            } }
+            let sorted = scores.sorted(), sh = shifts.sorted()
+            let mean = shifts.reduce(0, +) / Double(shifts.count)
+            say("\(label) vs live probes: \(scores.count) genuine comparisons, TAR at 48 \(fmt(Double(scores.filter { $0 >= 48 }.count) / Double(scores.count) * 100, 2)) %, median score \(fmt(sorted[sorted.count / 2], 1)); score change against templates aligned as now: mean \(fmt(mean, 2)), median \(fmt(sh[sh.count / 2], 2)), 5–95 % \(fmt(sh[sh.count / 20], 1))…\(fmt(sh[sh.count * 19 / 20], 1)); impostor FAR at 48 \(String(format: "%.2e", Double(impostor48) / Double(impostors))) (\(impostor48)/\(impostors))")
+        }
         return
     }
     if !arguments.contains("--nested") {
@@ -364,8 +435,10 @@ func runSecondStages() {
             let landmarks = try engine.landmarks(image, box: box)
             let stages: [(String, () throws -> Void)] = [
                 ("dlib, chip + mirror (today's live probe)", { _ = try engine.embed(image, landmarks: landmarks, views: .mirrored) }),
-                ("second network, chip (live probe)", { _ = try engine.secondEmbedding(image, landmarks: landmarks, mirrored: false) }),
-                ("second network, chip + mirror (stored template)", { _ = try engine.secondEmbedding(image, landmarks: landmarks, mirrored: true) }),
+                ("second network, keypoints + chip (live probe as shipped)", { _ = try engine.secondEmbedding(image, landmarks: landmarks, box: box, mirrored: false) }),
+                ("second network, keypoints + chip + mirror (stored template)", { _ = try engine.secondEmbedding(image, landmarks: landmarks, box: box, mirrored: true) }),
+                ("second network, chip on the 68-point five (before)", { _ = try engine.secondEmbedding(image, landmarks: landmarks, mirrored: false) }),
+                ("YuNet keypoints on the crop around the box", { _ = try engine.keypoints(image, box: box) }),
                 ("dlib, 8 chips (stored template)", { _ = try engine.embed(image, landmarks: landmarks, views: .jittered) }),
             ]
             var times = [[Double]](repeating: [], count: stages.count)
@@ -418,7 +491,8 @@ func writeFusionCalibration(share: Double, chosen: [Double], nested: Double, imp
         import BiometricCore
 
         /// Score fusion of the two face networks (Docs/face.md "Two networks, one score").
-        /// GENERATED by `biometricd-face-bench lfw-fusion --nested --write` — do not edit by hand.
+        /// GENERATED by `biometricd-face-bench lfw-fusion --nested --points \(shippedSecondPoints) --write` — do not edit by hand.
+        /// The second network aligned on YuNet's five keypoints of the face (`FaceEngine.secondPoints`).
         /// `dlibShare` w is the median of the shares chosen on the 9 training folds of each LFW
         /// View-2 fold (\(chosen.map { fmt($0, 3) }.joined(separator: " ")); nested 10-fold accuracy \(fmt(nested * 100, 2)) %).
         /// The fused distance is the distance between [√w·dlib, √(1 − w)·second] vectors: a stored

@@ -47,6 +47,23 @@ typedef struct {
 int cvis_face_detect(cvis_face_engine *engine, cvis_image_view image, int min_size, cvis_face_box *out, int max_faces,
                      cvis_status *status);
 
+/// cvis_face_detect, and also each face's five keypoints from the detector: `points` (may be NULL)
+/// receives 10 floats per face written, x, y of the image-left eye, the image-right eye, the nose
+/// tip, the image-left and the image-right mouth corner (cvis_recognizer_points' order, so they
+/// can align cvis_recognizer_embed), in pixels. YuNet gives them (decoded as OpenCV's
+/// FaceDetectorYN does); the HOG detector gives none: its faces' points are NaN.
+int cvis_face_detect_points(cvis_face_engine *engine, cvis_image_view image, int min_size, cvis_face_box *out,
+                            float *points, int max_faces, cvis_status *status);
+
+/// The detector's five keypoints (as cvis_face_detect_points orders them) of the face in `box`
+/// (a detector box, or a tracked box of the same shape), without detecting on the whole frame:
+/// YuNet runs on the square of twice the box's longer side around its centre, scaled to 256 px
+/// (the face then as large as an LFW face, where the second network's accuracy with these points
+/// was measured), and the detection overlapping the box most (IoU ≥ 0.3) gives the points.
+/// Returns 1 (out written), 0 when there are none (HOG detector, or no face there), -1 on error.
+int cvis_face_keypoints(cvis_face_engine *engine, cvis_image_view image, cvis_face_box box, float out[10],
+                        cvis_status *status);
+
 /// 68 landmarks (iBUG order) inside `box`: out[2*i], out[2*i+1] = x, y in pixels.
 /// `box` is one from cvis_face_detect with the same models (YuNet boxes are mapped to the box the
 /// landmark model was trained on).
