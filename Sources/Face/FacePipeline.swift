@@ -248,16 +248,21 @@ public final class FacePipeline: Sendable {
     /// frame); stored templates and uploaded images `.jittered` (four times the cost, steadier).
     /// The score calibration is fitted on exactly that pairing (Docs/face.md). `second` adds the
     /// second network's embedding (a v2 template) when that network is loaded; without it, or if
-    /// it fails on this face, the template stays v1 (dlib alone).
+    /// it fails on this face, the template stays v1 (dlib alone). The second network is aligned on
+    /// the detector's five keypoints of the face (`FaceEngine.secondPoints`).
     public func template(of frame: Frame, _ observation: FaceObservation, views: EmbeddingViews = .mirrored,
                          second: SecondEmbedding = .none) async throws -> FaceTemplate
     {
         guard let landmarks = observation.landmarks else { throw FaceError.native("no face to embed") }
         let quality = observation.qualityScore
+        let box = observation.box
         return try await run { engine in
             let image = Self.image(of: frame)
             let dlib = try engine.embed(image, landmarks: landmarks, views: views)
-            let other = second == .none ? nil : (try? engine.secondEmbedding(image, landmarks: landmarks, mirrored: second == .chipAndMirror)) ?? nil
+            // Aligned on YuNet's keypoints of the observed face (found again on a crop around
+            // its box, ~3 ms; tracked frames have no detection of their own), else the 68-point ones.
+            let other = second == .none ? nil
+                : (try? engine.secondEmbedding(image, landmarks: landmarks, box: box, mirrored: second == .chipAndMirror)) ?? nil
             return FaceTemplate(embedding: dlib, second: other, quality: quality)
         }
     }
