@@ -544,9 +544,11 @@ int cvis_face_keypoints(cvis_face_engine *engine, cvis_image_view image, cvis_fa
         if (roi.area() > 0) {
             // Place the visible part: its top-left at (roi.x - x0)·s in the crop.
             const int dx = std::max(0, int(std::lround((roi.x - x0) * s))), dy = std::max(0, int(std::lround((roi.y - y0) * s)));
-            const int w = std::clamp(int(std::lround(roi.width * s)), 1, keypoint_input - std::max(dx, 0));
-            const int h = std::clamp(int(std::lround(roi.height * s)), 1, keypoint_input - std::max(dy, 0));
+            // A sliver at the crop's far edge can round to dx or dy = keypoint_input: nothing to
+            // place (and std::clamp needs its low bound under its high one).
             if (dx < keypoint_input && dy < keypoint_input) {
+                const int w = std::clamp(int(std::lround(roi.width * s)), 1, keypoint_input - dx);
+                const int h = std::clamp(int(std::lround(roi.height * s)), 1, keypoint_input - dy);
                 cv::Mat part;
                 cv::resize(mat(roi), part, cv::Size(w, h), 0, 0, s < 1 ? cv::INTER_AREA : cv::INTER_LINEAR);
                 part.copyTo(engine->crop(cv::Rect(dx, dy, w, h)));

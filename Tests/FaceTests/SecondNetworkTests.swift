@@ -85,6 +85,8 @@ final class SecondNetworkTests: XCTestCase {
             let box = try XCTUnwrap(try engine.detect(image).first).box
             let landmarks = try engine.landmarks(image, box: box)
             XCTAssertNil(try engine.keypoints(image, box: FaceBox(x: 0, y: 0, width: 20, height: 20)), "no face in the corner")
+            // A box off the image's left edge: its crop overlaps the image by one pixel column, at the crop's far edge.
+            XCTAssertNil(try engine.keypoints(image, box: FaceBox(x: -30, y: 100, width: 20, height: 20)), "nothing to find off the image")
             XCTAssertFalse(try engine.secondPoints(image, landmarks: landmarks, box: FaceBox(x: 0, y: 0, width: 20, height: 20)).detector)
             XCTAssertThrowsError(try engine.keypoints(image, box: FaceBox(x: .nan, y: 0, width: 20, height: 20)))
             XCTAssertThrowsError(try engine.keypoints(image, box: FaceBox(x: 0, y: 0, width: 0, height: 20)))
