@@ -10,11 +10,17 @@ public enum AttemptVerdict: Sendable, Equatable {
     case noMatch
     /// A presentation attack was seen (a screen, a print, no blink from a face held still).
     case presentationAttack
-    /// Nothing was judged: canceled, the camera was lost, nobody in view, only poor frames.
+    /// Nothing was judged: canceled, the camera was lost, nobody in view, only poor frames,
+    /// refused before capture (locked, a virtual camera the method may not use).
     case notJudged(NotJudged)
 
     public enum NotJudged: String, Sendable, Equatable {
         case canceled, cameraError = "camera_error", nobodyInView = "nobody_in_view", poorQuality = "poor_quality", error
+        /// Refused before capture because biometrics (or the camera's 1:N) are locked.
+        case lockedOut = "locked_out"
+        /// Refused before capture: a virtual camera (`TrustRefusal`). Not counted: nothing was
+        /// judged, and a process feeding a virtual camera must not be able to lock the user out.
+        case refusedCamera = "refused_camera"
     }
 
     /// What the attempt does to the user's failure count.

@@ -26,17 +26,43 @@ public struct FactorRunner: Sendable {
         case lockedOut(retryAfterS: Int?)
         /// The PIN is locked after too many wrong ones.
         case pinLocked
-        /// The factor could not be judged (camera lost, spoof, no face...): its error.
-        case error(code: Int, reason: String, message: String)
+        /// The factor did not pass for another reason (a time-out, a presentation attack, the
+        /// camera lost): what kind, for decisions, and its SPEC §6 words, for the caller.
+        case error(FailureKind, code: Int, reason: String, message: String)
+    }
+
+    /// How a tried factor failed, as far as a decision needs to know (the FIDO authenticator's
+    /// answer: a time-out is USER_ACTION_TIMEOUT, anything else a denial).
+    public enum FailureKind: String, Sendable, Equatable {
+        /// Judged and not matched (a wrong PIN too).
+        case noMatch = "no_match"
+        /// Nothing decided within the time (no face, no blink, no fingers).
+        case timeout
+        /// A presentation attack was seen.
+        case presentationAttack = "presentation_attack"
+        /// Anything else: the camera lost or busy, a refused camera, poor quality, a store error.
+        case other
     }
 
     public struct Attempt: Sendable, Equatable {
         public var factor: Factor
+        public var kind: FailureKind
         public var code: Int
         public var reason: String
         public var message: String
         public var score: Double?
         public var retriesLeft: Int?
+
+        public init(factor: Factor, kind: FailureKind, code: Int, reason: String, message: String, score: Double? = nil,
+                    retriesLeft: Int? = nil) {
+            self.factor = factor
+            self.kind = kind
+            self.code = code
+            self.reason = reason
+            self.message = message
+            self.score = score
+            self.retriesLeft = retriesLeft
+        }
     }
 
     public struct Skip: Sendable, Equatable {
@@ -73,6 +99,13 @@ public struct FactorRunner: Sendable {
         public var skipped: [Skip] = []
         /// The PIN was tried outside the policy because biometrics were locked.
         public var pinFallback = false
+
+        public init(outcome: Outcome, tried: [Attempt] = [], skipped: [Skip] = [], pinFallback: Bool = false) {
+            self.outcome = outcome
+            self.tried = tried
+            self.skipped = skipped
+            self.pinFallback = pinFallback
+        }
     }
 
     /// Below this much time left, a biometric factor is not started.
@@ -115,15 +148,16 @@ public struct FactorRunner: Sendable {
                 run.outcome = .passed(factor, score: score)
                 return true
             case .failed(let message, let score, let retriesLeft):
-                run.tried.append(Attempt(factor: factor, code: 0, reason: "no_match", message: message, score: score, retriesLeft: retriesLeft))
+                run.tried.append(Attempt(factor: factor, kind: .noMatch, code: 0, reason: "no_match", message: message, score: score,
+                                         retriesLeft: retriesLeft))
             case .lockedOut(let retryAfter):
                 if factor.isBiometric { biometricLocked = true }
                 if lockedRetry == nil { lockedRetry = .some(retryAfter) }
                 run.skipped.append(Skip(factor: factor, reason: .lockedOut, retryAfterS: retryAfter))
             case .pinLocked:
                 run.skipped.append(Skip(factor: factor, reason: .pinLocked))
-            case .error(let code, let reason, let message):
-                run.tried.append(Attempt(factor: factor, code: code, reason: reason, message: message))
+            case .error(let kind, let code, let reason, let message):
+                run.tried.append(Attempt(factor: factor, kind: kind, code: code, reason: reason, message: message))
             }
             return false
         }

@@ -48,12 +48,22 @@ public struct Access<P>: Sendable {
     /// For `selfReverifiedOrAdmin`: the call carries a factor of its own (pin.set's old_pin),
     /// which its handler checks before anything changes; it stands in for a fresh authentication.
     let factorInCall: (@Sendable (P) -> Bool)?
+    /// A param only root may set (auth.authenticate's `other_user`, sent by the PAM module in a
+    /// setuid program): the name of the one the call sets, nil when it sets none.
+    let rootOnlyParam: (@Sendable (P) -> String?)?
 
-    init(rule: AccessRule, action: String, user: (@Sendable (P) -> String?)?, factorInCall: (@Sendable (P) -> Bool)? = nil) {
+    init(rule: AccessRule, action: String, user: (@Sendable (P) -> String?)?, factorInCall: (@Sendable (P) -> Bool)? = nil,
+         rootOnlyParam: (@Sendable (P) -> String?)? = nil) {
         self.rule = rule
         self.action = action
         self.user = user
         self.factorInCall = factorInCall
+        self.rootOnlyParam = rootOnlyParam
+    }
+
+    /// This access, and `field` (when `set` says the call sets it) from root only.
+    public func rootOnly(_ set: @escaping @Sendable (P) -> String?) -> Access {
+        Access(rule: rule, action: action, user: user, factorInCall: factorInCall, rootOnlyParam: set)
     }
 
     public static var anyone: Access { Access(rule: .anyone, action: "", user: nil) }

@@ -45,61 +45,49 @@ final class AuthService: Sendable {
 
     // MARK: Biometric lockout
 
-    /// Throws locked_out (5001) when `user`'s biometrics are locked.
-    func checkBiometric(_ user: String) throws {
-        let state = try store.lockout(user: user)
-        switch state.status(now: Self.now, rules: lockoutRules) {
-        case .open: return
-        case .lockedFor(let seconds):
-            throw RPCError.app(.lockedOut, "too many failed attempts: biometrics are locked for \(seconds) s",
-                               hint: "wait, or use your PIN", details: ["retry_after_s": .int(Int64(seconds)), "user": .string(user),
-                                                                       "biometric_failures": .int(Int64(state.failures))])
-        case .lockedUntilPIN:
-            throw RPCError.app(.lockedOut, "too many failed attempts: biometrics are locked until a correct PIN",
-                               hint: "enter your PIN (authctl pin verify), or ask an administrator (pin.reset)",
-                               details: ["retry_after_s": .null, "requires_pin": true, "user": .string(user),
-                                         "biometric_failures": .int(Int64(state.failures))])
+    /// Throws `LockoutRefusal` (locked_out 5001 at the edge) when `user`'s biometrics are locked.
+    func checkBiometric(_ user: String) throws(LockoutRefusal) {
+        let state: LockoutState
+        do { state = try store.lockout(user: user) } catch {
+            // A store that cannot be read fails closed.
+            throw LockoutRefusal(subject: .user(user), status: .lockedUntilPIN, failures: 0)
         }
+        let status = state.status(now: Self.now, rules: lockoutRules)
+        guard status == .open else { throw LockoutRefusal(subject: .user(user), status: status, failures: state.failures) }
     }
 
-    /// Counts a biometric attempt of a known user by its verdict: a match starts the count
-    /// again, a no-match or a presentation attack is one more failure, nothing judged leaves it.
-    func record(_ user: String, _ verdict: AttemptVerdict, modality: String) {
-        let effect = verdict.lockoutEffect
+    /// Applies an attempt's lockout effect (decided by `TrustPolicy`, applied by `TrustLedger`):
+    /// a proven success starts the count again, a no-match or a presentation attack is one more
+    /// failure, anything else leaves it.
+    func apply(_ effect: AttemptVerdict.LockoutEffect, to user: String, verdict: AttemptVerdict, modality: String) {
         guard effect != .none else { return }
         do {
             let rules = lockoutRules
             let state = try store.updateLockout(user: user) { $0.apply(effect, now: Self.now, rules: rules) }
             if effect == .countFailure {
-                logger.notice("\(modality) failure for '\(user)' (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "a PIN"))")
+                logger.notice("\(modality) failure for \(LogText(user)) (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "a PIN"))")
             }
         } catch StoreError.notFound {
             // No such user: nothing to count (verify refused them before any capture).
         } catch {
-            logger.error("cannot record a \(modality) attempt of '\(user)': \(error)")
+            logger.error("cannot record a \(modality) attempt of \(LogText(user)): \(error)")
         }
     }
 
     // MARK: 1:N lockout per camera
 
-    /// Throws locked_out (5001) with `data.camera` when identification on `camera` is locked:
-    /// after `failuresToLock` attempts in a row that saw a face and matched nobody, for
-    /// `lockSeconds`; after `failuresToRequirePIN`, until an administrator clears it
-    /// (auth.lockout.clear). A door or a greeter is then no oracle for trying faces.
-    func checkCamera(_ camera: String) throws {
-        let state = try store.cameraLockout(camera: camera)
-        switch state.status(now: Self.now, rules: lockoutRules) {
-        case .open: return
-        case .lockedFor(let seconds):
-            throw RPCError.app(.lockedOut, "too many unrecognised faces or fingers on camera '\(camera)': identification is locked for \(seconds) s",
-                               hint: "wait, or sign in another way", details: ["retry_after_s": .int(Int64(seconds)), "camera": .string(camera),
-                                                                               "failures": .int(Int64(state.failures))])
-        case .lockedUntilPIN:
-            throw RPCError.app(.lockedOut, "too many unrecognised faces or fingers on camera '\(camera)': identification is locked until an administrator clears it",
-                               hint: "an administrator: authctl auth unlock --camera \(camera)",
-                               details: ["retry_after_s": .null, "requires_admin": true, "camera": .string(camera),
-                                         "failures": .int(Int64(state.failures))])
+    /// Throws `LockoutRefusal` (locked_out 5001 with `data.camera` at the edge) when
+    /// identification on `camera` is locked: after `failuresToLock` attempts in a row that saw a
+    /// face and matched nobody, for `lockSeconds`; after `failuresToRequirePIN`, until an
+    /// administrator clears it (auth.lockout.clear). A door or a greeter is then no oracle for
+    /// trying faces.
+    func checkCamera(_ camera: String) throws(LockoutRefusal) {
+        let state: LockoutState
+        do { state = try store.cameraLockout(camera: camera) } catch {
+            throw LockoutRefusal(subject: .camera(camera), status: .lockedUntilPIN, failures: 0)
         }
+        let status = state.status(now: Self.now, rules: lockoutRules)
+        guard status == .open else { throw LockoutRefusal(subject: .camera(camera), status: status, failures: state.failures) }
     }
 
     /// Counts an identification on `camera` by its verdict.
@@ -110,25 +98,17 @@ final class AuthService: Sendable {
             let rules = lockoutRules
             let state = try store.updateCameraLockout(camera: camera) { $0.apply(effect, now: Self.now, rules: rules) }
             if effect == .countFailure {
-                logger.notice("identify on '\(camera)' (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "an admin clears it"))")
+                logger.notice("identify on \(LogText(camera)) (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "an admin clears it"))")
             }
         } catch {
-            logger.error("cannot record an identification on '\(camera)': \(error)")
+            logger.error("cannot record an identification on \(LogText(camera)): \(error)")
         }
     }
 
     // MARK: PIN
 
-    func checkFormat(_ pin: String, field: String = "pin") throws {
-        guard let violation = pinRules.check(pin) else { return }
-        let (message, details): (String, [String: JSONValue]) = switch violation {
-        case .notDigits: ("the PIN must be digits only", [:])
-        case .tooShort(let min): ("the PIN must have at least \(min) digits", ["min_length": .int(Int64(min))])
-        case .tooLong(let max): ("the PIN must have at most \(max) digits", ["max_length": .int(Int64(max))])
-        }
-        var all = details
-        all["field"] = .string(field)
-        throw RPCError.app(.pinFormat, message, details: all)
+    func checkFormat(_ pin: String, field: String = "pin") throws(PINRefusal) {
+        if let violation = pinRules.check(pin) { throw .format(violation, field: field) }
     }
 
     struct PINOutcome: Sendable {
@@ -145,14 +125,8 @@ final class AuthService: Sendable {
         // One check of this user's PIN at a time: the locked test, the hash and the count are one step.
         let outcome = try await pins.run(owner: caller) { () throws -> PINOutcome in
           try locks.withLock(user) { () throws -> PINOutcome in
-            guard let state = try store.pin(user: user) else {
-                throw RPCError.app(.pinNotSet, "user '\(user)' has no PIN", hint: "set one with authctl pin set",
-                                   details: ["user": .string(user)])
-            }
-            guard !state.isLocked(maxRetries: max) else {
-                throw RPCError.app(.pinLocked, "the PIN is locked after \(state.failures) wrong attempts",
-                                   hint: "an administrator must reset it (authctl pin reset)", details: ["retries_left": 0])
-            }
+            guard let state = try store.pin(user: user) else { throw PINRefusal.notSet(user: user) }
+            guard !state.isLocked(maxRetries: max) else { throw PINRefusal.locked(failures: state.failures) }
             let ok = try PINHasher.verify(pin, against: state.hash)
             var rehash: String?
             if ok, let old = try? PINHasher.parameters(of: state.hash), old.isWeaker(than: hasher.parameters) {
@@ -162,7 +136,7 @@ final class AuthService: Sendable {
             return PINOutcome(ok: ok, retriesLeft: after.retriesLeft(maxRetries: max))
           }
         }
-        logger.notice("pin.verify '\(user)': \(outcome.ok ? "correct" : "wrong")\(outcome.retriesLeft.map { ", \($0) retries left" } ?? "")")
+        logger.notice("pin.verify \(LogText(user)): \(outcome.ok ? "correct" : "wrong")\(outcome.retriesLeft.map { ", \($0) retries left" } ?? "")")
         return outcome
     }
 
@@ -176,7 +150,7 @@ final class AuthService: Sendable {
                 try store.setPIN(user: user, hash: try hasher.hash(pin), ctapHash: try hasher.hash(CTAPPINHash.text(ofPIN: pin)))
             }
         }
-        logger.notice("PIN set for '\(user)'")
+        logger.notice("PIN set for \(LogText(user))")
     }
 
     /// FIDO clientPIN: checks LEFT(SHA-256(PIN), 16) against the CTAP form of `user`'s PIN and
@@ -195,7 +169,7 @@ final class AuthService: Sendable {
                 return .wrong(retriesLeft: after.retriesLeft(maxRetries: max) ?? CTAPPINHash.unlimitedRetries)
             }
         }
-        logger.notice("FIDO clientPIN '\(user)': \(outcome)")
+        logger.notice("FIDO clientPIN \(LogText(user)): \(outcome)")
         return outcome
     }
 

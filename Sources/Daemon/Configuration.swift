@@ -48,11 +48,17 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// The face liveness mode of every verify and identify that names none — PAM's included
     /// (auth.authenticate asks for none) [passive]. Without the anti-spoofing models a passive
     /// default falls back to blink (a call that names passive gets not_initialized).
-    public var faceLivenessMode = LivenessMode.default
-    /// Which liveness sessions refuse a virtual capture device (v4l2loopback, vivid, replay):
-    /// `pam` (auth.authenticate, the login path), `yes` (every one) or `no` [pam]. A test
-    /// daemon's replay cameras stay allowed (`VirtualCameraRule`).
-    public var faceRefuseVirtual = VirtualCameraPolicy.default
+    /// It is also the floor of a caller's `liveness_mode`: a caller who is not an admin may name
+    /// another mode only if it runs every check of this one (`CallerLimits.faceLiveness`).
+    public var faceLivenessMode = LivenessMode.default {
+        didSet { callerLimits.faceLiveness = faceLivenessMode.checks }
+    }
+    /// What a biometric run on a virtual capture device (v4l2loopback, vivid, replay) may do, for
+    /// face and finger alike (`refuse_virtual_cameras`; `face_liveness_refuse_virtual` is its old
+    /// name): `pam` (every login path refuses one; face.verify and finger.verify may run on one but
+    /// their match proves nothing), `yes` (every verification refuses one) or `no` [pam]. A test
+    /// daemon's replay cameras are trusted (`VirtualCameraRule`).
+    public var refuseVirtualCameras = VirtualCameraPolicy.default
     /// The second face network (`face_second_network`): `auto` loads mobilefacenet_arcface_cv46.onnx
     /// from the model folders when installed, `off` never, or a path to that file; either way its
     /// sha256 must be the pinned one. Loaded, enrolment writes v2 templates and verify fuses both
@@ -98,7 +104,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
                               "max_calls_per_user", "max_buffered_bytes_per_user", "max_queued_per_user",
                               "max_face_templates_per_user", "max_finger_templates_per_user", "max_keys_per_user",
                               "max_image_pixels", "face_matching_threshold", "finger_matching_threshold",
-                              "face_liveness_mode", "face_liveness_refuse_virtual", "face_second_network", "fido", "fido_user", "fido_uv_timeout", "test_fido_socket"]
+                              "face_liveness_mode", "refuse_virtual_cameras", "face_second_network", "fido", "fido_user", "fido_uv_timeout", "test_fido_socket"]
 
     /// Applies one `key = value` setting. `repeated` tells whether the list keys append.
     public mutating func apply(key: String, value: String, appendLists: Bool) throws(ConfigError) {
@@ -193,11 +199,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigError(key: key, message: "must be one of \(LivenessMode.wireNames.joined(separator: ", ")); got '\(value)'")
             }
             faceLivenessMode = mode
-        case "face_liveness_refuse_virtual":
+        case "refuse_virtual_cameras", "face_liveness_refuse_virtual":
             guard let policy = VirtualCameraPolicy(rawValue: value) else {
                 throw ConfigError(key: key, message: "must be one of \(VirtualCameraPolicy.wireNames.joined(separator: ", ")); got '\(value)'")
             }
-            faceRefuseVirtual = policy
+            refuseVirtualCameras = policy
         case "face_second_network":
             switch value {
             case "auto": faceSecondNetwork = .auto

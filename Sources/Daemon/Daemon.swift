@@ -1,3 +1,4 @@
+import BiometricAuth
 import BiometricCamera
 import BiometricCore
 import BiometricProtocol
@@ -59,7 +60,8 @@ public final class Daemon: Sendable {
         } catch {
             throw StartupError(description: "camera: \(error.description)")
         }
-        sessions = CameraSessions(cameras: cameras)
+        sessions = CameraSessions(cameras: cameras, virtualCameras: VirtualCameraRule(
+            policy: configuration.refuseVirtualCameras, testInstance: !configuration.isProductionInstance))
         do {
             let loaded = try TemplateKey.loadWithSource(
                 stateDirectory: configuration.stateDirectory,
@@ -108,10 +110,13 @@ public final class Daemon: Sendable {
             fixedChallenge: configuration.isProductionInstance ? nil : configuration.testChallengeSequence)
         let finger = FingerMethods(finger: self.finger, templates: templates, sessions: sessions, auth: auth, policy: policy,
                                    limits: limits, logger: logger)
-        let methods = AuthMethods(auth: auth, store: store, policy: policy, quotas: limits.quotas, logger: logger, face: face,
+        let methods = AuthMethods(auth: auth, limits: limits, store: store, policy: policy, quotas: limits.quotas, logger: logger, face: face,
                                   finger: finger, proofs: proofs)
         return (face, finger, methods)
     }
+
+    /// Where attempts' evidence becomes their effects (`TrustPolicy`).
+    var ledger: TrustLedger { TrustLedger(auth: auth, logger: logger) }
 
     /// The method table of this build: each group gets only what it uses.
     var methodTable: MethodTable {
@@ -124,7 +129,7 @@ public final class Daemon: Sendable {
             finger,
             authMethods,
         ]
-        var table = MethodTable(policy: policy)
+        var table = MethodTable(policy: policy, callers: configuration.callerLimits, ledger: ledger)
         for group in groups { group.register(in: &table) }
         return table
     }

@@ -1,3 +1,4 @@
+import BiometricAuth
 import BiometricCamera
 import BiometricProtocol
 import BiometricStore
@@ -12,6 +13,19 @@ extension RPCError {
             return RPCError(failure)
         case SessionFailure.finger(let failure):
             return RPCError(failure)
+        case let refusal as LockoutRefusal:
+            return RPCError(refusal)
+        case let refusal as PINRefusal:
+            return RPCError(refusal)
+        case let refusal as FloorRefusal:
+            return RPCError(refusal)
+        case TrustRefusal.virtualCamera(let driver):
+            return .app(.spoofDetected, "the camera is a virtual capture device (driver \(driver)): its frames never passed a sensor",
+                        hint: "use a real camera (refuse_virtual_cameras)",
+                        details: ["cue": "virtual_camera", "driver": .string(driver), "liveness_score": 0, "spoof_attempt": true])
+        case let deadline as Deadline:
+            return .app(.timeout, "\(deadline.what) took longer than \(deadline.milliseconds) ms",
+                        details: ["timeout_ms": .int(Int64(deadline.milliseconds))])
         case is CancellationError:
             return .app(.canceled, "the call was canceled")
         case let e as CameraError:
@@ -26,6 +40,58 @@ extension RPCError {
             return .internal("\(e)")
         default:
             return .internal("internal error: \(error)")
+        }
+    }
+
+    /// locked_out (5001): a user's biometrics (`data.user`, `retry_after_s`, `requires_pin`,
+    /// `biometric_failures`, `pin_fallback` when the PIN could stand in) or a camera's 1:N
+    /// (`data.camera`, `requires_admin`, `failures`).
+    init(_ refusal: LockoutRefusal) {
+        let retry: JSONValue = refusal.retryAfterSeconds.map { .int(Int64($0)) } ?? .null
+        switch refusal.subject {
+        case .user(let user):
+            var details: [String: JSONValue] = ["retry_after_s": retry, "user": .string(user),
+                                                "biometric_failures": .int(Int64(refusal.failures))]
+            if refusal.pinFallback { details["pin_fallback"] = true }
+            if let seconds = refusal.retryAfterSeconds {
+                self = .app(.lockedOut, "too many failed attempts: biometrics are locked for \(seconds) s",
+                            hint: "wait, or use your PIN", details: details)
+            } else {
+                details["requires_pin"] = true
+                self = .app(.lockedOut, "too many failed attempts: biometrics are locked until a correct PIN",
+                            hint: "enter your PIN (authctl pin verify), or ask an administrator (pin.reset)", details: details)
+            }
+        case .camera(let camera):
+            var details: [String: JSONValue] = ["retry_after_s": retry, "camera": .string(camera),
+                                                "failures": .int(Int64(refusal.failures))]
+            if let seconds = refusal.retryAfterSeconds {
+                self = .app(.lockedOut, "too many unrecognised faces or fingers on camera '\(camera)': identification is locked for \(seconds) s",
+                            hint: "wait, or sign in another way", details: details)
+            } else {
+                details["requires_admin"] = true
+                self = .app(.lockedOut, "too many unrecognised faces or fingers on camera '\(camera)': identification is locked until an administrator clears it",
+                            hint: "an administrator: authctl auth unlock --camera \(camera)", details: details)
+            }
+        }
+    }
+
+    /// pin_not_set (5004), pin_locked (5002), pin_format (5003 with `data.field`).
+    init(_ refusal: PINRefusal) {
+        switch refusal {
+        case .notSet(let user):
+            self = .app(.pinNotSet, "user '\(user)' has no PIN", hint: "set one with authctl pin set", details: ["user": .string(user)])
+        case .locked(let failures):
+            self = .app(.pinLocked, "the PIN is locked after \(failures) wrong attempts",
+                        hint: "an administrator must reset it (authctl pin reset)", details: ["retries_left": 0])
+        case .format(let violation, let field):
+            let (message, details): (String, [String: JSONValue]) = switch violation {
+            case .notDigits: ("the PIN must be digits only", [:])
+            case .tooShort(let min): ("the PIN must have at least \(min) digits", ["min_length": .int(Int64(min))])
+            case .tooLong(let max): ("the PIN must have at most \(max) digits", ["max_length": .int(Int64(max))])
+            }
+            var all = details
+            all["field"] = .string(field)
+            self = .app(.pinFormat, message, details: all)
         }
     }
 

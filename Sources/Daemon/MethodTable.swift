@@ -8,6 +8,37 @@ public struct CallContext: Sendable {
     /// nil for a notification (no reply expected; such a call cannot be canceled).
     public let request: RequestID?
     let connection: ClientConnection
+    /// What the running method declared (set by `MethodTable` when it dispatches; an internal
+    /// caller sets its own). Calls made inside it (auth.authenticate's face.verify) run under it.
+    var security: MethodSecurity
+    /// What this call's runs showed so far (camera trust, the floors' judgement).
+    let run: CallRun
+    /// Where evidence becomes effects; nil in a table without authentication (a refused store).
+    var ledger: TrustLedger?
+    /// The call was started by another user for this account (auth.authenticate's root-only
+    /// `other_user`): its attempts never touch the user's lockout.
+    var startedByOtherUser = false
+
+    init(peer: Peer, request: RequestID?, connection: ClientConnection, security: MethodSecurity = .unchecked, ledger: TrustLedger? = nil) {
+        self.peer = peer
+        self.request = request
+        self.connection = connection
+        self.security = security
+        self.run = CallRun()
+        self.ledger = ledger
+    }
+
+    /// Settles one attempt of this call: the facts the handler knows (user, factor, verdict,
+    /// whose templates), with what the camera lease and the floors recorded; `TrustPolicy`
+    /// decides what it is worth under this method's declared grants (`TrustLedger`).
+    @discardableResult
+    func settle(user: String, factor: BiometricAuth.Factor, verdict: AttemptVerdict, references: References = .enrolled) -> Settlement {
+        let evidence = Evidence(user: user, factor: factor, verdict: verdict, camera: factor.isBiometric ? run.camera : nil,
+                                capture: factor.isBiometric ? run.capture ?? .weakened([]) : .atFloor, references: references,
+                                startedByOtherUser: startedByOtherUser)
+        guard let ledger else { return Settlement(proven: false, effects: Effects(reverify: false, lockout: .none)) }
+        return ledger.settle(evidence, declared: security.grants, connection: connection)
+    }
 
     /// Sends an `event` notification tied to this call (dropped for a client that does not read).
     public func emit(_ event: some EventPayload) {
@@ -15,9 +46,9 @@ public struct CallContext: Sendable {
         connection.sendEvent(Event(request: request, event))
     }
 
-    /// The caller passed a factor of `user` (or proved the account password): its changes to
-    /// that user's factors are allowed on this connection for `Reverification.windowSeconds`.
-    func authenticated(as user: String) { connection.reverification.record(user) }
+    /// The root helper proved `user`'s account password for this connection (auth.password.proven
+    /// calls it on the connection that asked): changes to that user's factors are allowed on it for
+    /// `Reverification.windowSeconds`. Factors go through `settle`.
 
     /// This call (an identification) answered step_up_required: auth.authenticate may complete it.
     func awaitStepUp(candidates: [String], modality: Factor) {
@@ -29,8 +60,16 @@ public struct CallContext: Sendable {
     func takeStepUp(_ request: RequestID, user: String) -> StepUps.Pending? { connection.stepUps.take(request, user: user) }
 }
 
-/// Method name → access rule and handler. Handlers get decoded, validated params, and run only
-/// when the rule declared with them allows the caller (`AccessPolicy.decide`).
+/// The params of a method whose capture knobs have floors (`Requirements.floors`): what they ask,
+/// in the floors' terms. Conformances are in `Trust/CaptureKnobs.swift`.
+protocol CaptureKnobs {
+    var captureAsk: CaptureAsk { get }
+}
+
+/// Method name → security declaration and handler. Handlers get decoded, validated params, and
+/// run only when the rule declared with them allows the caller (`AccessPolicy.decide`) and the
+/// call's knobs are at their floors (`CallerLimits.judge`); what their success grants is what
+/// they declared, as far as `TrustPolicy` finds it proven.
 public struct MethodTable: Sendable {
     public typealias Handler = @Sendable (CallContext, JSONValue?) async throws -> any Encodable & Sendable
     public typealias ImmediateHandler = @Sendable (CallContext, JSONValue?) throws -> any Encodable & Sendable
@@ -42,30 +81,52 @@ public struct MethodTable: Sendable {
     /// "method not found", for methods that exist but cannot run now). nil: -32601.
     var fallback: (@Sendable (String) -> RPCError)?
 
-    /// Every method's access rule, by name (a test checks the whole table against the SPEC).
-    public private(set) var rules: [String: AccessRule] = [:]
+    /// Every method's declaration, by name (AccessMatrixTests checks the whole table).
+    public private(set) var declarations: [String: MethodSecurity] = [:]
+    /// Every method's access rule, by name.
+    public var rules: [String: AccessRule] { declarations.mapValues(\.access) }
     let policy: AccessPolicy
+    /// The floors of every capture knob.
+    let callers: CallerLimits
+    let ledger: TrustLedger?
 
-    public init(policy: AccessPolicy) { self.policy = policy }
+    init(policy: AccessPolicy, callers: CallerLimits = CallerLimits(), ledger: TrustLedger? = nil) {
+        self.policy = policy
+        self.callers = callers
+        self.ledger = ledger
+    }
 
-    public mutating func register<P: RPCParams, R: Encodable & Sendable>(
-        _ name: String, _ access: Access<P>, _ body: @escaping @Sendable (CallContext, P) async throws -> R
+    /// Registers `name`: who may call it (`access`), what it requires beyond that (`requires`:
+    /// knobs at their floors, the camera's trust) and what its success may grant (`grants`).
+    mutating func register<P: RPCParams, R: Encodable & Sendable>(
+        _ name: String, _ access: Access<P>, requires: Requirements = .nothing, grants: Grants = .none,
+        _ body: @escaping @Sendable (CallContext, P) async throws -> R
     ) {
-        rules[name] = access.rule
-        let policy = self.policy
+        precondition(requires.floors == nil || P.self is CaptureKnobs.Type, "\(name) declares floors but \(P.self) has no capture knobs")
+        let security = MethodSecurity(access: access.rule, requires: requires, grants: grants)
+        declarations[name] = security
+        let policy = self.policy, callers = self.callers, ledger = self.ledger
         handlers[name] = { context, params in
             let decoded = try P.decode(from: params)
             try Self.check(access, decoded, context, policy)
+            var context = context
+            context.security = security
+            context.ledger = ledger
+            if let modality = requires.floors, let knobs = decoded as? CaptureKnobs {
+                let decision = callers.judge(knobs.captureAsk, isAdmin: context.peer.isAdmin)
+                if case .refused(let loosening) = decision { throw FloorRefusal(loosening: loosening, modality: modality) }
+                context.run.judged(decision)
+            }
             return try await body(context, decoded)
         }
     }
 
     /// Registers a method that never blocks or waits (no I/O, no locks held for long): it runs
     /// on the connection's event loop.
-    public mutating func registerImmediate<P: RPCParams, R: Encodable & Sendable>(
+    mutating func registerImmediate<P: RPCParams, R: Encodable & Sendable>(
         _ name: String, _ access: Access<P>, _ body: @escaping @Sendable (CallContext, P) throws -> R
     ) {
-        rules[name] = access.rule
+        declarations[name] = MethodSecurity(access: access.rule)
         let policy = self.policy
         let run: ImmediateHandler = { context, params in
             let decoded = try P.decode(from: params)
@@ -83,6 +144,10 @@ public struct MethodTable: Sendable {
         let decision = policy.decide(access.rule, peer: context.peer, user: user, fresh: fresh)
         if let error = policy.refusal(decision, rule: access.rule, action: access.action, peer: context.peer, user: user) {
             throw error
+        }
+        if let field = access.rootOnlyParam?(params), context.peer.uid != 0 {
+            throw RPCError.app(.permissionDenied, "'\(field)' is accepted from root only", hint: "it is set by a root-owned component (the PAM module)",
+                               details: ["field": .string(field)])
         }
     }
 

@@ -310,6 +310,12 @@ static void put_json_string(struct sbuf *b, const char *s)
 int pamb_build_request(char *buf, size_t cap, long id, const char *user, const char *factors,
                        const char *camera, long timeout_ms)
 {
+    return pamb_build_request_ex(buf, cap, id, user, factors, camera, timeout_ms, 0);
+}
+
+int pamb_build_request_ex(char *buf, size_t cap, long id, const char *user, const char *factors,
+                          const char *camera, long timeout_ms, int other_user)
+{
     struct sbuf b = { buf, cap, 0, 0 };
     char num[32];
     if (buf == NULL || cap == 0 || !pamb_user_valid(user) || timeout_ms <= 0) return -1;
@@ -342,6 +348,7 @@ int pamb_build_request(char *buf, size_t cap, long id, const char *user, const c
     snprintf(num, sizeof num, "%ld", timeout_ms);
     puts_(&b, ",\"timeout_ms\":");
     puts_(&b, num);
+    if (other_user) puts_(&b, ",\"other_user\":true");
     puts_(&b, "}}\n");
     return b.bad ? -1 : (int)b.len;
 }

@@ -253,7 +253,7 @@ public struct PolicyResult: Codable, Sendable, Equatable {
 // MARK: auth.authenticate / auth.status
 
 public struct AuthenticateParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "factors", "pin", "camera", "timeout_ms", "step_up"]
+    public static let fields: Set<String> = ["user", "factors", "pin", "camera", "timeout_ms", "step_up", "other_user"]
     public var user: String
     /// Which of the policy's factors to run, in this order [the policy's].
     public var factors: [String]?
@@ -267,11 +267,16 @@ public struct AuthenticateParams: RPCParams, Encodable {
     /// For the whole call, all factors together.
     public var timeoutMs: Int?
     public static let timeoutMs = Setting("timeout_ms", 1000...300_000, default: 30000)
+    /// The attempt was started by another user for this account (`su bob` run by alice, where the
+    /// administrator allowed it with pam_biometricd's `other_users=allow`): it never counts toward
+    /// the user's lockout, nor resets it (SPEC §4). Root only (the PAM module in a setuid program).
+    public var otherUser: Bool?
 
     enum CodingKeys: String, CodingKey {
         case user, factors, pin, camera
         case timeoutMs = "timeout_ms"
         case stepUp = "step_up"
+        case otherUser = "other_user"
     }
 
     public init(user: String, factors: [String]? = nil, pin: String? = nil, camera: String? = nil, timeoutMs: Int? = nil,

@@ -204,9 +204,13 @@ public struct FaceVerifyResult: Codable, Sendable {
     /// Set when the daemon could score both networks but the user has only version-1 templates:
     /// what to run to re-enrol (the old templates keep working meanwhile).
     public var reenrollHint: String?
+    /// Whether this verification counts as a fresh authentication of the user on the connection
+    /// (changes to their factors are then allowed for 5 minutes). A match proves that only on a
+    /// trusted camera, with every setting at its floor, by a factor of the user's policy.
+    public var authenticated: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case match, score, threshold, liveness
+        case match, score, threshold, liveness, authenticated
         case livenessScore = "liveness_score"
         case spoofAttempt = "spoof_attempt"
         case durationMs = "duration_ms"

@@ -313,8 +313,11 @@ public struct FingerVerifyResult: Codable, Sendable {
     /// fewer genuine attempts; what to run to re-enrol (Docs/finger-print.md item 9). Absent from
     /// the JSON when nil, and never set for caller-supplied references.
     public var reenrollHint: String?
+    /// Whether this verification counts as a fresh authentication of the user on the connection
+    /// (as face.verify's): never for caller-supplied references.
+    public var authenticated: Bool?
     enum CodingKeys: String, CodingKey {
-        case match, score, threshold, position, liveness, captures
+        case match, score, threshold, position, liveness, captures, authenticated
         case durationMs = "duration_ms"
         case reenrollHint = "reenroll_hint"
     }
@@ -338,6 +341,7 @@ public struct FingerVerifyResult: Codable, Sendable {
         try c.encode(captures, forKey: .captures)
         try c.encode(durationMs, forKey: .durationMs)
         try c.encodeIfPresent(reenrollHint, forKey: .reenrollHint)
+        try c.encodeIfPresent(authenticated, forKey: .authenticated)
     }
 }
 

@@ -195,9 +195,12 @@ final class CallerLimitsTests: XCTestCase {
 
     func testOnlyAdminsMaySkipLiveness() {
         let limits = CallerLimits()
-        XCTAssertEqual(limits.liveness(skipped: true, isAdmin: false), .livenessRequired)
-        XCTAssertEqual(limits.liveness(skipped: false, isAdmin: false), .allowed)
-        XCTAssertEqual(limits.liveness(skipped: true, isAdmin: true), .allowed)
+        let image = CaptureAsk(modality: .face, faceLiveness: [])
+        XCTAssertEqual(limits.judge(image, isAdmin: false), .refused(.init(knob: .liveness, asked: "none", floor: "passive")))
+        XCTAssertEqual(limits.judge(CaptureAsk(modality: .face), isAdmin: false), .atFloor)
+        XCTAssertEqual(limits.judge(image, isAdmin: true), .weakened([.liveness]), "an admin may, and the run then grants nothing")
+        XCTAssertEqual(limits.judge(image, isAdmin: false, livenessRequired: false), .atFloor,
+                       "a user whose policy (set by an admin) needs no liveness loosens nothing")
     }
 
     func testOnlyAdminsMayVerifyAgainstTheirOwnTemplates() {
@@ -218,7 +221,7 @@ final class FactorRunnerTests: XCTestCase {
         let runner = FactorRunner(policy: AuthPolicy(factors: policy), override: override)
         let run = try await runner.run(FactorRunner.User(enrolled: enrolled, pinGiven: pin), remainingMs: { remainingMs },
                                        starting: { f, _, _ in started.append(f) },
-                                       attempt: { f, _ in asked.append(f); return results[f] ?? .error(code: -1, reason: "unscripted", message: "") })
+                                       attempt: { f, _ in asked.append(f); return results[f] ?? .error(.other, code: -1, reason: "unscripted", message: "") })
         XCTAssertEqual(started, asked, "progress is announced for exactly the factors tried")
         return (run, asked)
     }
@@ -233,13 +236,14 @@ final class FactorRunnerTests: XCTestCase {
 
     func testEachWayAFactorFailsFallsThrough() async throws {
         let (r, asked) = try await run([.face, .finger, .pin], enrolled: [.face, .finger, .pin], pin: true, results: [
-            .face: .error(code: 3004, reason: "spoof_detected", message: "screen"),
-            .finger: .error(code: 2002, reason: "camera_error", message: "lost"),
+            .face: .error(.presentationAttack, code: 3004, reason: "spoof_detected", message: "screen"),
+            .finger: .error(.other, code: 2002, reason: "camera_error", message: "lost"),
             .pin: .failed(message: "wrong PIN", score: nil, retriesLeft: 2),
         ])
         XCTAssertEqual(asked, [.face, .finger, .pin])
         XCTAssertEqual(r.outcome, .failed)
         XCTAssertEqual(r.tried.map(\.code), [3004, 2002, 0])
+        XCTAssertEqual(r.tried.map(\.kind), [.presentationAttack, .other, .noMatch], "typed kinds beside the wire words")
         XCTAssertEqual(r.tried.last?.retriesLeft, 2)
     }
 

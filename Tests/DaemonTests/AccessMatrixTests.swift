@@ -1,3 +1,4 @@
+import BiometricAuth
 @testable import BiometricDaemon
 import BiometricProtocol
 import Foundation
@@ -13,17 +14,59 @@ final class AccessMatrixTests: XCTestCase {
         "camera.snapshot": .admin, "camera.ir": .anyone, "camera.ir.probe": .admin, "camera.check": .admin,
         "user.list": .admin, "user.get": .selfOrAdmin, "user.delete": .selfReverifiedOrAdmin,
         "face.enroll": .selfReverifiedOrAdmin, "face.verify": .selfOrAdmin, "face.identify": .adminOrLogin,
-        "face.list": .selfOrAdmin, "face.remove": .selfOrAdmin,
+        "face.list": .selfOrAdmin, "face.remove": .selfReverifiedOrAdmin,
         "face.add": .admin, "face.export": .admin, "face.set": .admin, "face.reset": .admin,
         "face.extract": .admin, "face.match": .admin,
         "finger.capture": .admin, "finger.enroll": .selfReverifiedOrAdmin, "finger.verify": .selfOrAdmin,
         "finger.identify": .adminOrLogin, "finger.extract": .admin, "finger.match": .admin,
-        "finger.list": .selfOrAdmin, "finger.remove": .selfOrAdmin, "finger.add": .admin, "finger.export": .admin,
+        "finger.list": .selfOrAdmin, "finger.remove": .selfReverifiedOrAdmin, "finger.add": .admin, "finger.export": .admin,
         "pin.set": .selfReverifiedOrAdmin, "pin.verify": .selfOrAdmin, "pin.reset": .admin,
         "auth.policy.get": .selfOrAdmin, "auth.policy.set": .selfReverifiedOrAdmin, "auth.status": .selfOrAdmin,
         "auth.authenticate": .selfOrAdminOrStepUp, "auth.password.begin": .selfOrAdmin, "auth.password.proven": .root, "auth.lockout.clear": .admin,
-        "key.register": .selfReverifiedOrAdmin, "key.list": .selfOrAdmin, "key.deregister": .selfOrAdmin, "key.sign": .selfOrAdmin,
+        "key.register": .selfReverifiedOrAdmin, "key.list": .selfOrAdmin, "key.deregister": .selfReverifiedOrAdmin, "key.sign": .selfOrAdmin,
     ]
+
+    /// What each method requires beyond its access rule and what its success grants (issue 33,
+    /// item 1); every method not listed requires nothing and grants nothing.
+    static let expectedSecurity: [String: (Requirements, Grants)] = [
+        "face.verify": (.liveCapture(.face, camera: .trustedToGrant), .authentication),
+        "finger.verify": (.liveCapture(.finger, camera: .trustedToGrant), .authentication),
+        "face.identify": (.liveCapture(.face, camera: .trusted), .lockoutReset),
+        "finger.identify": (.liveCapture(.finger, camera: .trusted), .lockoutReset),
+        "auth.authenticate": (.loginCapture, .authentication),
+        "key.sign": (.loginCapture, .lockoutReset),
+        "pin.verify": (.nothing, .reverification),
+    ]
+
+    func testEveryMethodDeclaresWhatItRequiresAndGrants() throws {
+        let table = try Self.table()
+        for method in table.methods {
+            let declared = table.declarations[method]!
+            let (requires, grants) = Self.expectedSecurity[method] ?? (.nothing, .none)
+            XCTAssertEqual(declared.requires, requires, "\(method) requires")
+            XCTAssertEqual(declared.grants, grants, "\(method) grants \(declared.grants)")
+            // A change to a user's factors needs a fresh authentication; nothing that grants one
+            // may itself need one (or nobody could ever start).
+            if declared.requiresFreshAuthentication { XCTAssertFalse(declared.grants.contains(.reverification), method) }
+        }
+        // Every method that grants anything proves it on a trusted camera or with the PIN.
+        for (method, declared) in table.declarations where !declared.grants.isEmpty {
+            XCTAssertTrue(declared.requires.camera != .any || method == "pin.verify", "\(method) grants on any camera")
+        }
+    }
+
+    static func table() throws -> MethodTable {
+        let root = "/tmp/bmd-matrix-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var configuration = DaemonConfiguration()
+        configuration.socketPath = root + "/s"
+        configuration.stateDirectory = root + "/state"
+        configuration.modelDirectories = [root + "/no-models"]
+        configuration.cameras = [try .init(parsing: "replay:\(lfw)/Aaron_Eckhart?fps=5")]
+        let daemon = try Daemon(configuration: configuration, logger: Logger(label: "test"))
+        return daemon.methodTable
+    }
 
     func testEveryMethodDeclaresTheExpectedRule() throws {
         let root = "/tmp/bmd-matrix-\(UUID().uuidString.prefix(8))"

@@ -17,28 +17,30 @@ final class FIDOWiringTests: XCTestCase {
     override func setUp() { dir = NSTemporaryDirectory() + "fido-wiring-\(UUID().uuidString)" }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
-    private func attempt(_ factor: String, _ reason: String) -> FactorAttempt {
-        FactorAttempt(factor: factor, name: factor, code: 0, reason: reason, message: "", score: nil, retriesLeft: nil)
+    private func attempt(_ factor: Factor, _ kind: FactorRunner.FailureKind) -> FactorRunner.Attempt {
+        FactorRunner.Attempt(factor: factor, kind: kind, code: 0, reason: kind.rawValue, message: "")
     }
 
-    private func result(ok: Bool, factor: String?, tried: [FactorAttempt] = []) -> AuthenticateResult {
-        AuthenticateResult(ok: ok, factor: factor, user: "ann", score: nil, tried: tried, skipped: [], durationMs: 1)
+    private func run(_ outcome: FactorRunner.Outcome, tried: [FactorRunner.Attempt] = []) -> FactorRunner.Run {
+        FactorRunner.Run(outcome: outcome, tried: tried)
     }
 
+    /// The verdict is read from the typed run, never from the wire result's strings (issue 33, item 10).
     func testVerdictMapping() {
-        XCTAssertEqual(FIDOVerdict.outcome(result(ok: true, factor: "face")), .verified(.face))
-        XCTAssertEqual(FIDOVerdict.outcome(result(ok: true, factor: "finger")), .verified(.finger))
-        XCTAssertEqual(FIDOVerdict.outcome(result(ok: true, factor: "pin")), .denied, "UV never passes by a PIN given to auth.authenticate")
-        XCTAssertEqual(FIDOVerdict.outcome(result(ok: false, factor: nil, tried: [attempt("face", "no_match")])), .denied)
-        XCTAssertEqual(FIDOVerdict.outcome(result(ok: false, factor: nil, tried: [attempt("face", "timeout"), attempt("finger", "timeout")])),
-                       .timedOut)
-        XCTAssertEqual(FIDOVerdict.outcome(result(ok: false, factor: nil, tried: [attempt("face", "timeout"), attempt("finger", "spoof_detected")])),
-                       .denied)
+        XCTAssertEqual(FIDOVerdict.outcome(run(.passed(.face, score: 80))), .verified(.face))
+        XCTAssertEqual(FIDOVerdict.outcome(run(.passed(.finger, score: 80))), .verified(.finger))
+        XCTAssertEqual(FIDOVerdict.outcome(run(.passed(.pin, score: nil))), .denied, "UV never passes by a PIN given to auth.authenticate")
+        XCTAssertEqual(FIDOVerdict.outcome(run(.failed, tried: [attempt(.face, .noMatch)])), .denied)
+        XCTAssertEqual(FIDOVerdict.outcome(run(.failed, tried: [attempt(.face, .timeout), attempt(.finger, .timeout)])), .timedOut)
+        XCTAssertEqual(FIDOVerdict.outcome(run(.failed, tried: [attempt(.face, .timeout), attempt(.finger, .presentationAttack)])), .denied)
+        XCTAssertEqual(FIDOVerdict.outcome(run(.failed)), .denied, "nothing tried")
         XCTAssertEqual(FIDOVerdict.outcome(CancellationError()), .cancelled)
-        XCTAssertEqual(FIDOVerdict.outcome(RPCError.app(.canceled, "x")), .cancelled)
-        XCTAssertEqual(FIDOVerdict.outcome(RPCError.app(.lockedOut, "x")), .blocked)
-        XCTAssertEqual(FIDOVerdict.outcome(RPCError.app(.timeout, "x")), .timedOut)
+        XCTAssertEqual(FIDOVerdict.outcome(LockoutRefusal(subject: .user("ann"), status: .lockedFor(seconds: 9), failures: 5)), .blocked)
+        XCTAssertEqual(FIDOVerdict.outcome(PINRefusal.locked(failures: 3)), .blocked)
+        XCTAssertEqual(FIDOVerdict.outcome(Deadline(what: "face capture", milliseconds: 1000)), .timedOut)
         XCTAssertEqual(FIDOVerdict.outcome(RPCError.app(.notFound, "nothing enrolled")), .denied)
+        // An encoded error is not read: a locked_out RPCError is only "denied".
+        XCTAssertEqual(FIDOVerdict.outcome(RPCError.app(.lockedOut, "x")), .denied)
     }
 
     func testUVRetriesFollowTheLockout() {

@@ -57,32 +57,38 @@ extension Daemon {
         return (record.faceTemplates > 0 && policy.factors.contains(.face)) || (record.fingerTemplates > 0 && policy.factors.contains(.finger))
     }
 
+    /// What a FIDO user verification requires and grants, as a method declares it: a trusted
+    /// camera (a virtual one is refused, as on every login path), knobs at their floors (built by
+    /// auth.authenticate), and a proven match resets the lockout; nothing else (the connection is
+    /// internal and thrown away).
+    static let fidoVerification = MethodSecurity(access: .selfOrAdmin, requires: .loginCapture, grants: .lockoutReset)
+
     /// One FIDO user verification: auth.authenticate for `user` with the face and finger factors
     /// of their policy (never the PIN: clientPIN carries that), liveness forced on, as an
     /// internal caller of that user's uid (no events: there is no client connection to send them).
     func fidoVerify(_ user: FIDOUser, rpID: String?) async -> UserCheckOutcome {
         let peer = Peer(pid: getpid(), uid: user.uid, gid: user.gid, userName: user.name, isAdmin: false, isLogin: false)
         let connection = ClientConnection(peer: peer, channel: nil, methods: MethodTable(policy: policy), onClose: {})
-        let context = CallContext(peer: peer, request: nil, connection: connection)
+        let context = CallContext(peer: peer, request: nil, connection: connection, security: Self.fidoVerification, ledger: ledger)
         do {
             guard let userPolicy = try store.policy(user: user.name) else {
-                logger.notice("FIDO verification: '\(user.name)' is not enrolled")
+                logger.notice("FIDO verification: \(LogText(user.name)) is not enrolled")
                 return .denied
             }
             let factors = userPolicy.factors.filter { $0 != .pin }
             guard !factors.isEmpty else {
-                logger.notice("FIDO verification: the policy of '\(user.name)' has no face or finger factor")
+                logger.notice("FIDO verification: the policy of \(LogText(user.name)) has no face or finger factor")
                 return .blocked
             }
             let result = try await authGroups.auth.authenticate(user: user.name, override: factors, pin: nil, camera: nil,
                                                                 timeoutMs: Self.fidoVerificationTimeoutMs(configuration), context: context,
                                                                 forceLiveness: true)
-            let outcome = FIDOVerdict.outcome(result)
-            logger.notice("FIDO verification of '\(user.name)'\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) in \(result.durationMs) ms")
+            let outcome = FIDOVerdict.outcome(result.run)
+            logger.notice("FIDO verification of \(LogText(user.name))\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) in \(result.durationMs) ms")
             return outcome
         } catch {
             let outcome = FIDOVerdict.outcome(error)
-            logger.notice("FIDO verification of '\(user.name)'\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) (\(error))")
+            logger.notice("FIDO verification of \(LogText(user.name))\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) (\(error))")
             return outcome
         }
     }

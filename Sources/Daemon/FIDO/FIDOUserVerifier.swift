@@ -3,29 +3,28 @@ import BiometricFIDO
 import BiometricProtocol
 import Foundation
 
-/// How an auth.authenticate run answers CTAP's user verification, decided in one place.
+/// How an auth.authenticate run answers CTAP's user verification, decided in one place, from
+/// the typed run (never from the wire result or an encoded error).
 enum FIDOVerdict {
     /// A finished run: passed by face or finger is verified (which is also presence: one prompt,
-    /// not two); every factor timed out is a time-out; anything else is denied.
-    static func outcome(_ result: AuthenticateResult) -> UserCheckOutcome {
-        if result.ok {
-            switch result.factor {
-            case "face": return .verified(.face)
-            case "finger": return .verified(.finger)
-            default: return .denied  // the UV run never offers the PIN (clientPIN carries that)
-            }
+    /// not two); every factor tried timed out is a time-out; anything else is denied.
+    static func outcome(_ run: FactorRunner.Run) -> UserCheckOutcome {
+        switch run.outcome {
+        case .passed(.face, _): return .verified(.face)
+        case .passed(.finger, _): return .verified(.finger)
+        case .passed(.pin, _): return .denied  // the UV run never offers the PIN (clientPIN carries that)
+        default:
+            if !run.tried.isEmpty, run.tried.allSatisfy({ $0.kind == .timeout }) { return .timedOut }
+            return .denied
         }
-        if !result.tried.isEmpty, result.tried.allSatisfy({ $0.reason == ErrorReason.timeout.rawValue }) { return .timedOut }
-        return .denied
     }
 
     /// A run that could not start or was stopped.
     static func outcome(_ error: any Error) -> UserCheckOutcome {
-        if error is CancellationError { return .cancelled }
-        switch (error as? RPCError)?.errorReason {
-        case .canceled?: return .cancelled
-        case .timeout?: return .timedOut
-        case .lockedOut?, .pinLocked?: return .blocked
+        switch error {
+        case is CancellationError: return .cancelled
+        case is Deadline: return .timedOut
+        case is LockoutRefusal, PINRefusal.locked: return .blocked
         default: return .denied
         }
     }

@@ -17,14 +17,11 @@ final class DaemonLimits: Sendable {
     let images: FairQueue
     let quotas: StorageQuotas
     let maxImagePixels: Int
-    /// The thresholds and liveness a caller may ask for (Auth's CallerLimits).
+    /// The floors of every capture knob (Auth's CallerLimits).
     let callers: CallerLimits
     /// The face liveness mode of a verify or identify that names none (PAM's, through
     /// auth.authenticate): biometricd.conf's `face_liveness_mode`.
     let faceLivenessMode: LivenessMode
-    /// Which liveness sessions refuse a virtual camera: `face_liveness_refuse_virtual`, with a
-    /// test daemon's replay cameras allowed.
-    let virtualCameras: VirtualCameraRule
 
     init(configuration: DaemonConfiguration, descriptorLimit: Int, logger: Logger) {
         var rules = configuration.shares
@@ -42,7 +39,6 @@ final class DaemonLimits: Sendable {
         quotas = configuration.quotas
         callers = configuration.callerLimits
         faceLivenessMode = configuration.faceLivenessMode
-        virtualCameras = VirtualCameraRule(policy: configuration.faceRefuseVirtual, testInstance: !configuration.isProductionInstance)
         maxImagePixels = configuration.maxImagePixels
     }
 }

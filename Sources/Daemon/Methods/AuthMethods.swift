@@ -11,6 +11,7 @@ import Synchronization
 /// keys (SPEC §4). The biometric factors run through the face and finger methods.
 struct AuthMethods: MethodGroup {
     let auth: AuthService
+    let limits: DaemonLimits
     let store: TemplateStore
     let policy: AccessPolicy
     let quotas: StorageQuotas
@@ -26,26 +27,34 @@ struct AuthMethods: MethodGroup {
         table.register(Method.pinSet, .selfReverifiedOrAdmin("set the PIN of", user: { $0.user }, factorInCall: { $0.oldPIN != nil })) {
             [self] (context, p: PINSetParams) in
             try auth.checkFormat(p.pin)
-            // Admitted on the strength of old_pin alone (not freshly authenticated, not an admin):
-            // the old PIN must be right. An administrator's set also unlocks a locked PIN.
-            if !context.peer.isAdmin && !context.connection.reverification.isFresh(p.user) {
-                guard try store.pin(user: p.user) != nil, let old = p.oldPIN else {
-                    // No PIN to check old_pin against: the same refusal as without it.
-                    throw policy.refusal(.reverificationNeeded, rule: .selfReverifiedOrAdmin, action: "set the PIN of",
-                                         peer: context.peer, user: p.user) ?? RPCError.internal("no refusal")
+            if !context.peer.isAdmin {
+                // A locked PIN stays locked until an administrator resets it (SPEC §4), whatever
+                // else the user proved since: a face match does not unlock it.
+                if let state = try store.pin(user: p.user), state.isLocked(maxRetries: auth.pinMaxRetries) {
+                    throw PINRefusal.locked(failures: state.failures)
                 }
-                let check = try await auth.verifyPIN(user: p.user, pin: old, caller: context.peer.uid)
-                guard check.ok else {
-                    await auth.holdReply()
-                    return PINResult(ok: false, retriesLeft: check.retriesLeft)
+                // Admitted on the strength of old_pin alone (not freshly authenticated): the old
+                // PIN must be right.
+                if !context.connection.reverification.isFresh(p.user) {
+                    guard try store.pin(user: p.user) != nil, let old = p.oldPIN else {
+                        // No PIN to check old_pin against: the same refusal as without it.
+                        throw policy.refusal(.reverificationNeeded, rule: .selfReverifiedOrAdmin, action: "set the PIN of",
+                                             peer: context.peer, user: p.user) ?? RPCError.internal("no refusal")
+                    }
+                    let check = try await auth.verifyPIN(user: p.user, pin: old, caller: context.peer.uid)
+                    guard check.ok else {
+                        await auth.holdReply()
+                        return PINResult(ok: false, retriesLeft: check.retriesLeft)
+                    }
                 }
             }
             try await auth.setPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
             return PINResult(ok: true, retriesLeft: try store.pin(user: p.user)?.retriesLeft(maxRetries: auth.pinMaxRetries))
         }
-        table.register(Method.pinVerify, .selfOrAdmin("verify the PIN of") { $0.user }) { [self] (context, p: PINVerifyParams) in
+        table.register(Method.pinVerify, .selfOrAdmin("verify the PIN of") { $0.user }, grants: .reverification) {
+            [self] (context, p: PINVerifyParams) in
             let outcome = try await auth.verifyPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
-            if outcome.ok { context.authenticated(as: p.user) }
+            context.settle(user: p.user, factor: .pin, verdict: outcome.ok ? .matched : .noMatch)
             await auth.holdReply()
             return PINResult(ok: outcome.ok, retriesLeft: outcome.retriesLeft)
         }
@@ -60,7 +69,7 @@ struct AuthMethods: MethodGroup {
             guard proofs.proven(user: p.user, nonce: p.nonce) else {
                 throw RPCError.app(.notFound, "no password proof of '\(p.user)' waits for that nonce (expired, used, or its connection closed)")
             }
-            logger.notice("account password of '\(p.user)' proven (reported by uid \(context.peer.uid))")
+            logger.notice("account password of \(LogText(p.user)) proven (reported by uid \(context.peer.uid))")
             return OKResult(ok: true)
         }
         table.register(Method.pinReset, .admin("pin.reset")) { [self] (context, p: PINResetParams) in
@@ -69,7 +78,7 @@ struct AuthMethods: MethodGroup {
             } catch StoreError.notFound {
                 throw RPCError.userNotEnrolled(p.user)
             }
-            logger.notice("PIN of '\(p.user)' reset by uid \(context.peer.uid)\(p.removePIN == true ? " (removed)" : "")")
+            logger.notice("PIN of \(LogText(p.user)) reset by uid \(context.peer.uid)\(p.removePIN == true ? " (removed)" : "")")
             let pin = try store.pin(user: p.user)
             return PINResult(ok: true, retriesLeft: pin?.retriesLeft(maxRetries: auth.pinMaxRetries))
         }
@@ -92,23 +101,26 @@ struct AuthMethods: MethodGroup {
                 next.requireLiveness = live
             }
             try store.setPolicy(user: p.user, next)
-            logger.notice("policy of '\(p.user)' set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
+            logger.notice("policy of \(LogText(p.user)) set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
             return Self.wire(next, user: p.user)
         }
         table.register(Method.authLockoutClear, .admin("auth.lockout.clear")) { [self] (context, p: LockoutClearParams) in
             if let user = p.user {
                 guard try store.clearLockout(user: user) else { throw RPCError.userNotEnrolled(user) }
-                logger.notice("biometric lockout of '\(user)' cleared by uid \(context.peer.uid)")
+                logger.notice("biometric lockout of \(LogText(user)) cleared by uid \(context.peer.uid)")
             } else if let camera = p.camera {
                 try store.clearCameraLockout(camera: camera)
-                logger.notice("identification lockout of camera '\(camera)' cleared by uid \(context.peer.uid)")
+                logger.notice("identification lockout of camera \(LogText(camera)) cleared by uid \(context.peer.uid)")
             }
             return OKResult(ok: true)
         }
         table.register(Method.authStatus, .selfOrAdmin("read the authentication status of") { $0.user }) { [self] (context, p: UserParams) in
             return try auth.status(user: p.user)
         }
-        table.register(Method.authAuthenticate, .selfOrAdminOrStepUp("authenticate", user: { $0.user }, loginStepUp: { $0.stepUp != nil })) {
+        table.register(Method.authAuthenticate,
+                       Access.selfOrAdminOrStepUp("authenticate", user: { $0.user }, loginStepUp: { $0.stepUp != nil })
+                           .rootOnly { $0.otherUser == true ? "other_user" : nil },
+                       requires: .loginCapture, grants: .authentication) {
             [self] (context, p: AuthenticateParams) in
             var factors = p.factors?.compactMap(Factor.init(rawValue:))
             if let stepUp = p.stepUp {
@@ -123,11 +135,12 @@ struct AuthMethods: MethodGroup {
                     throw RPCError.invalidParams(field: "factors", "a step-up needs a factor other than \(pending.modality.rawValue)")
                 }
             }
-            let result = try await authenticate(user: p.user, override: factors, pin: p.pin,
-                                                camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context)
-            if result.ok { context.authenticated(as: p.user) }
+            var context = context
+            context.startedByOtherUser = p.otherUser == true
+            let run = try await authenticate(user: p.user, override: factors, pin: p.pin,
+                                             camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context)
             await auth.holdReply()
-            return result
+            return run.wire
         }
 
         table.register(Method.keyRegister, .selfReverifiedOrAdmin("register a key for") { $0.user }) { [self] (context, p: KeyRegisterParams) in
@@ -135,23 +148,24 @@ struct AuthMethods: MethodGroup {
             let record = try store.addKey(user: p.user, appID: p.appID, aaid: p.aaid, handle: key.handle,
                                           publicKeyPEM: key.publicKeyPEM, privateKey: key.privateKey,
                                           quota: quotas.quota(.keys, isAdmin: context.peer.isAdmin))
-            logger.notice("key registered for '\(p.user)' (\(p.aaid), app \(p.appID.prefix(60)))")
+            logger.notice("key registered for \(LogText(p.user)) (\(p.aaid), app \(p.appID.prefix(60)))")
             return Self.wire(record)
         }
         table.register(Method.keyList, .selfOrAdmin("list the keys of") { $0.user }) { [self] (context, p: UserParams) in
             return KeyListResult(keys: try store.keys(user: p.user).map(Self.wire),
                                  fidoCredentials: try store.fidoCredentials(user: p.user).compactMap(FIDOListing.wire))
         }
-        table.register(Method.keyDeregister, .selfOrAdmin("deregister the keys of") { $0.user }) { [self] (context, p: KeyDeregisterParams) in
+        table.register(Method.keyDeregister, .selfReverifiedOrAdmin("deregister the keys of") { $0.user }) { [self] (context, p: KeyDeregisterParams) in
             do {
                 let n = try store.removeKeys(user: p.user, handle: p.keyHandle)
-                logger.notice("\(n) key(s) of '\(p.user)' deregistered")
+                logger.notice("\(n) key(s) of \(LogText(p.user)) deregistered")
                 return RemovedResult(removed: n)
             } catch StoreError.notFound {
                 throw RPCError.app(.notFound, "no key '\(p.keyHandle ?? "")' for user '\(p.user)'")
             }
         }
-        table.register(Method.keySign, .selfOrAdmin("sign with a key of") { $0.user }) { [self] (context, p: KeySignParams) in
+        table.register(Method.keySign, .selfOrAdmin("sign with a key of") { $0.user }, requires: .loginCapture, grants: .lockoutReset) {
+            [self] (context, p: KeySignParams) in
             // Another user's key answers like an unknown one.
             guard let key = try store.key(handle: p.keyHandle), key.user == p.user else {
                 throw RPCError.app(.notFound, "no key '\(p.keyHandle)' for user '\(p.user)'", hint: "list keys with authctl key list")
@@ -160,7 +174,7 @@ struct AuthMethods: MethodGroup {
             var outcome: AuthenticateResult?
             if !userPolicy.factors.isEmpty {
                 let result = try await authenticate(user: p.user, override: nil, pin: p.pin, camera: p.camera,
-                                                    timeoutMs: KeySignParams.timeoutMs(p.timeoutMs), context: context)
+                                                    timeoutMs: KeySignParams.timeoutMs(p.timeoutMs), context: context).wire
                 guard result.ok else {
                     await auth.holdReply()
                     return KeySignResult(ok: false, keyHandle: key.handle, signature: nil, authenticatorData: nil, counter: nil,
@@ -171,7 +185,7 @@ struct AuthMethods: MethodGroup {
             let (counter, privateKey) = try store.nextSignature(handle: key.handle)
             let signature = try BoundKey.sign(privateKey: privateKey, appID: key.appID, challenge: p.challengeBytes ?? Data(),
                                               userVerified: outcome != nil, counter: counter)
-            logger.notice("key.sign for '\(p.user)' (\(key.aaid)) counter \(counter) after \(outcome?.factor ?? "no factor (policy none)")")
+            logger.notice("key.sign for \(LogText(p.user)) (\(key.aaid)) counter \(counter) after \(outcome?.factor ?? "no factor (policy none)")")
             return KeySignResult(ok: true, keyHandle: key.handle, signature: signature.der.base64EncodedString(),
                                  authenticatorData: signature.authenticatorData.base64EncodedString(), counter: Int(counter),
                                  userVerified: outcome != nil, factor: outcome?.factor, tried: outcome?.tried ?? [],
@@ -193,11 +207,13 @@ struct AuthMethods: MethodGroup {
 
     /// auth.authenticate and key.sign: the user's factors in order (`FactorRunner`, in Auth),
     /// each run here by the face, finger and PIN methods and reported back as a typed result.
-    /// Errors are kept for what no factor could even start on (unknown user, nothing enrolled,
-    /// everything locked).
+    /// Each factor runs under the calling method's declaration (a trusted camera; what it grants)
+    /// with its knobs built here at the floors; a biometric factor passes only when its match
+    /// proved the user (`TrustPolicy`). Errors are kept for what no factor could even start on
+    /// (unknown user, nothing enrolled, everything locked).
     /// `forceLiveness`: liveness on whatever the user's policy says (the FIDO authenticator's UV).
     func authenticate(user: String, override: [Factor]?, pin: String?, camera: String?, timeoutMs: Int,
-                      context: CallContext, forceLiveness: Bool = false) async throws -> AuthenticateResult
+                      context: CallContext, forceLiveness: Bool = false) async throws -> AuthenticationRun
     {
         let started = monotonicNanoseconds()
         guard let record = try store.user(named: user), let userPolicy = try store.policy(user: user) else {
@@ -210,9 +226,9 @@ struct AuthMethods: MethodGroup {
         let live = userPolicy.requireLiveness || forceLiveness
         let deadline = started + UInt64(timeoutMs) * 1_000_000
         let runner = FactorRunner(policy: userPolicy, override: override)
-        // The lockout error as the store words it (retry_after_s, requires_pin), rethrown when
-        // nothing could be tried.
-        let lockError = Mutex<RPCError?>(nil)
+        // The first lockout refusal, rethrown (typed) when nothing could be tried.
+        let lockRefusal = Mutex<LockoutRefusal?>(nil)
+        let floors = limits.callers
         let run = try await runner.run(
             FactorRunner.User(enrolled: enrolled, pinGiven: pin != nil),
             remainingMs: { Int((Int64(deadline) - Int64(monotonicNanoseconds())) / 1_000_000) },
@@ -220,58 +236,57 @@ struct AuthMethods: MethodGroup {
                 context.emit(AuthFactorEvent(factor: factor.rawValue, name: factor.friendlyName, index: index, of: count))
             },
             attempt: { factor, remainingMs in
+                context.run.startRun()
                 do {
                     switch factor {
                     case .face:
-                        let r = try await face.verify(FaceVerifyParams(user: user, camera: camera,
-                                                                      mode: live ? .liveness : .image,
-                                                                      timeoutMs: min(300_000, remainingMs)), context, login: true)
-                        return r.match ? .passed(score: r.score) : .failed(message: "the face did not match (score \(r.score))", score: r.score, retriesLeft: nil)
+                        let params = FaceVerifyParams(user: user, camera: camera, mode: live ? .liveness : .image,
+                                                      timeoutMs: min(300_000, remainingMs))
+                        context.run.judged(floors.judge(params.captureAsk, isAdmin: false, livenessRequired: live))
+                        let (r, proven) = try await face.verify(params, context)
+                        guard r.match else {
+                            return .failed(message: "the face did not match (score \(r.score))", score: r.score, retriesLeft: nil)
+                        }
+                        return proven ? .passed(score: r.score) : .failed(message: "the face matched but proves nothing here", score: r.score, retriesLeft: nil)
                     case .finger:
                         var capture = FingerCaptureSettings()
                         capture.liveness = live ? .low : LivenessLevel.none
                         capture.timeoutS = max(1, min(120, remainingMs / 1000))
-                        let r = try await finger.verify(FingerAuthParams(user: user, camera: camera, capture: capture), user: user, context)
-                        return r.match ? .passed(score: r.score) : .failed(message: "no finger matched (score \(r.score))", score: r.score, retriesLeft: nil)
+                        let params = FingerAuthParams(user: user, camera: camera, capture: capture)
+                        context.run.judged(floors.judge(params.captureAsk, isAdmin: false, livenessRequired: live))
+                        let (r, proven) = try await finger.verify(params, user: user, context)
+                        guard r.match else {
+                            return .failed(message: "no finger matched (score \(r.score))", score: r.score, retriesLeft: nil)
+                        }
+                        return proven ? .passed(score: r.score) : .failed(message: "the finger matched but proves nothing here", score: r.score, retriesLeft: nil)
                     case .pin:
                         let r = try await auth.verifyPIN(user: user, pin: pin ?? "", caller: context.peer.uid)
+                        context.settle(user: user, factor: .pin, verdict: r.ok ? .matched : .noMatch)
                         return r.ok ? .passed(score: nil) : .failed(message: "wrong PIN", score: nil, retriesLeft: r.retriesLeft)
                     }
-                } catch let error as RPCError where error.errorReason == .lockedOut {
-                    lockError.withLock { if $0 == nil { $0 = error } }
-                    return .lockedOut(retryAfterS: error.data?["retry_after_s"]?.intValue.map { Int($0) })
-                } catch let error as RPCError where error.errorReason == .pinLocked {
+                } catch let refusal as LockoutRefusal {
+                    lockRefusal.withLock { if $0 == nil { $0 = refusal } }
+                    return .lockedOut(retryAfterS: refusal.retryAfterSeconds)
+                } catch PINRefusal.locked {
                     return .pinLocked
                 } catch is CancellationError {
                     throw CancellationError()
                 } catch {
-                    let rpc = RPCError.from(error)
-                    if rpc.errorReason == .canceled { throw rpc }
-                    return .error(code: rpc.code, reason: rpc.reason ?? "error", message: rpc.message)
+                    // The SPEC §6 words for the caller's `tried` list; the kind for decisions.
+                    let words = RPCError.from(error)
+                    return .error(FactorRunner.FailureKind(error: error), code: words.code, reason: words.reason ?? "error", message: words.message)
                 }
             })
-        let tried = run.tried.map {
-            FactorAttempt(factor: $0.factor.rawValue, name: $0.factor.friendlyName, code: $0.code, reason: $0.reason, message: $0.message,
-                          score: $0.score, retriesLeft: $0.retriesLeft)
-        }
-        let skipped = run.skipped.map { FactorSkip(factor: $0.factor.rawValue, reason: $0.reason.rawValue, retryAfterS: $0.retryAfterS) }
         let durationMs = Int((monotonicNanoseconds() - started) / 1_000_000)
-        if run.pinFallback { logger.notice("auth.authenticate '\(user)': biometrics locked, the PIN stood in (KOBIL's temporary switch)") }
+        if run.pinFallback { logger.notice("auth.authenticate \(LogText(user)): biometrics locked, the PIN stood in (KOBIL's temporary switch)") }
         switch run.outcome {
-        case .passed(let factor, let score):
-            return AuthenticateResult(ok: true, factor: factor.rawValue, user: user, score: score, tried: tried, skipped: skipped,
-                                      durationMs: durationMs)
-        case .failed:
-            return AuthenticateResult(ok: false, factor: nil, user: user, score: nil, tried: tried, skipped: skipped, durationMs: durationMs)
+        case .passed, .failed:
+            return AuthenticationRun(user: user, run: run, durationMs: durationMs)
         case .lockedOut(let retryAfter):
-            if var error = lockError.withLock({ $0 }) {
-                if enrolled.contains(.pin) && pin == nil, case .object(var data)? = error.data {
-                    data["pin_fallback"] = true
-                    error.data = .object(data)
-                }
-                throw error
-            }
-            throw RPCError.app(.lockedOut, "biometrics are locked", details: ["retry_after_s": retryAfter.map { .int(Int64($0)) } ?? .null])
+            var refusal = lockRefusal.withLock { $0 }
+                ?? LockoutRefusal(subject: .user(user), status: retryAfter.map { .lockedFor(seconds: $0) } ?? .lockedUntilPIN, failures: 0)
+            refusal.pinFallback = enrolled.contains(.pin) && pin == nil
+            throw refusal
         case .noFactorInPolicy:
             throw RPCError.app(.notFound, "the policy of '\(user)' has no factor to authenticate with",
                                hint: "set factors: authctl auth policy set \(user) face,finger,pin")
@@ -279,5 +294,32 @@ struct AuthMethods: MethodGroup {
             throw RPCError.app(.notFound, "user '\(user)' has no enrolled factor among \(runner.plan.map(\.rawValue).joined(separator: ", "))",
                                hint: "enrol a face or fingers, or set a PIN", details: ["user": .string(user)])
         }
+    }
+}
+
+/// One auth.authenticate run, typed: the FIDO authenticator reads it as it is
+/// (`FIDOVerdict`), the socket gets `wire`.
+struct AuthenticationRun: Sendable, Equatable {
+    var user: String
+    var run: FactorRunner.Run
+    var durationMs: Int
+
+    /// The factor that passed, nil when none did.
+    var passed: Factor? {
+        if case .passed(let factor, _) = run.outcome { return factor }
+        return nil
+    }
+
+    var wire: AuthenticateResult {
+        let tried = run.tried.map {
+            FactorAttempt(factor: $0.factor.rawValue, name: $0.factor.friendlyName, code: $0.code, reason: $0.reason, message: $0.message,
+                          score: $0.score, retriesLeft: $0.retriesLeft)
+        }
+        let skipped = run.skipped.map { FactorSkip(factor: $0.factor.rawValue, reason: $0.reason.rawValue, retryAfterS: $0.retryAfterS) }
+        if case .passed(let factor, let score) = run.outcome {
+            return AuthenticateResult(ok: true, factor: factor.rawValue, user: user, score: score, tried: tried, skipped: skipped,
+                                      durationMs: durationMs)
+        }
+        return AuthenticateResult(ok: false, factor: nil, user: user, score: nil, tried: tried, skipped: skipped, durationMs: durationMs)
     }
 }

@@ -24,12 +24,12 @@ struct FaceMethods: MethodGroup {
         table.register(Method.faceEnroll, .selfReverifiedOrAdmin("enrol") { $0.user }) { [self] (context, p: FaceEnrollParams) in
             return try await enroll(p, context)
         }
-        table.register(Method.faceVerify, .selfOrAdmin("verify") { $0.user }) { [self] (context, p: FaceVerifyParams) in
-            try checkCallerMay(p.capture, context.peer)
-            return try await verify(p, context)
+        table.register(Method.faceVerify, .selfOrAdmin("verify") { $0.user },
+                       requires: .liveCapture(.face, camera: .trustedToGrant), grants: .authentication) { [self] (context, p: FaceVerifyParams) in
+            return try await verify(p, context).result
         }
-        table.register(Method.faceIdentify, .adminOrLogin("face.identify")) { [self] (context, p: FaceIdentifyParams) in
-            try checkCallerMay(p.capture, context.peer)
+        table.register(Method.faceIdentify, .adminOrLogin("face.identify"),
+                       requires: .liveCapture(.face, camera: .trusted), grants: .lockoutReset) { [self] (context, p: FaceIdentifyParams) in
             return try await identify(p, context)
         }
         table.register(Method.faceList, .selfOrAdmin("list the faces of") { $0.user }) { [self] (context, p: FaceListParams) in
@@ -40,7 +40,7 @@ struct FaceMethods: MethodGroup {
                                  pose: Self.metaValue(info.meta, "pose") ?? "front", version: Self.templateVersion(data))
             })
         }
-        table.register(Method.faceRemove, .selfOrAdmin("remove the faces of") { $0.user }) { [self] (context, p: FaceRemoveParams) in
+        table.register(Method.faceRemove, .selfReverifiedOrAdmin("remove the faces of") { $0.user }) { [self] (context, p: FaceRemoveParams) in
             guard try store.user(named: p.user) != nil else {
                 throw RPCError.userNotEnrolled(p.user)
             }

@@ -35,20 +35,6 @@ extension FaceMethods {
         return ChallengeLiveness.random(steps: FaceCaptureOptions.challengeSteps(p.challengeSteps))
     }
 
-    /// What the caller asked for that it may not: a threshold under the floor, or no liveness,
-    /// from a caller who is not an admin (CallerLimits decides). Checked where a call enters,
-    /// before any camera opens; auth.authenticate's own face factor never asks either.
-    func checkCallerMay(_ p: FaceCaptureOptions, _ peer: Peer) throws {
-        if case .belowFloor(let asked, let floor) = limits.callers.threshold(.face, asked: p.matchingThreshold, isAdmin: peer.isAdmin) {
-            throw RPCError.app(.permissionDenied, "matching_threshold \(asked) is below \(floor): only an administrator may lower it",
-                               hint: "leave it out, or ask for \(floor) or more", details: ["field": "matching_threshold", "floor": .double(floor)])
-        }
-        if limits.callers.liveness(skipped: (p.mode ?? .default) == .image, isAdmin: peer.isAdmin) == .livenessRequired {
-            throw RPCError.app(.permissionDenied, "mode image (no liveness check) needs an administrator",
-                               hint: "leave mode out: liveness is what refuses a photo of you", details: ["field": "mode"])
-        }
-    }
-
     /// Verify and identify params with their SPEC defaults; the threshold is the caller's if it
     /// asked for one it may, else the configured one.
     private func authenticationSettings(_ p: FaceCaptureOptions, _ peer: Peer, pipeline: FacePipeline) throws
@@ -57,7 +43,7 @@ extension FaceMethods {
         typealias S = FaceCaptureOptions
         let threshold: Double = switch limits.callers.threshold(.face, asked: p.matchingThreshold, isAdmin: peer.isAdmin) {
         case .use(let t): t
-        case .belowFloor(_, let floor): floor  // refused at the edge (checkCallerMay); never lower here
+        case .belowFloor(_, let floor): floor  // refused by the table (the floors); never lower here
         }
         let liveness = (p.mode ?? .default) == .liveness
         let mode = liveness ? try livenessMode(p, pipeline: pipeline) : .blink
@@ -68,21 +54,12 @@ extension FaceMethods {
             livenessMode: mode, challenge: challengeMoves(p, mode: mode), challengeStepTimeoutMs: S.challengeStepTimeoutMs(p.challengeStepTimeoutMs))
     }
 
-    /// Refuses the leased camera when it is virtual and `face_liveness_refuse_virtual` says so
-    /// for this call (`VirtualCameraRule` decides); run as the session's `admit`, before capture.
-    func checkVirtualCamera(_ id: String, liveness: Bool, login: Bool) throws {
-        guard liveness, let device = sessions.cameras.devices.first(where: { $0.id == id }) else { return }
-        let camera = VirtualCameraRule.Camera(isVirtual: sessions.cameras.roles(of: device).isVirtual,
-                                              isReplay: device is ReplayDevice, driver: device.description.driver)
-        if case .refused(let driver) = limits.virtualCameras.decide(camera, liveness: liveness, login: login) {
-            logger.warning("face liveness refused camera \(id): virtual capture device (driver \(driver))")
-            throw SessionFailure.face(.spoof(.virtualCamera(driver: driver), livenessScore: 0))
-        }
-    }
-
-    /// `login`: called by auth.authenticate (PAM's path), where `face_liveness_refuse_virtual`
-    /// `pam` refuses virtual cameras.
-    func verify(_ p: FaceVerifyParams, _ context: CallContext, login: Bool = false) async throws -> FaceVerifyResult {
+    /// One face verification: the wire result, and whether it proved the user (`TrustPolicy`:
+    /// matched, on a trusted camera, every knob at its floor). What it grants is settled here,
+    /// once, under the calling method's declaration (face.verify's own, or auth.authenticate's
+    /// when it runs the face factor); the camera's trust comes from the lease, the floors'
+    /// judgement from the table (or from auth.authenticate for its own factors).
+    func verify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> (result: FaceVerifyResult, proven: Bool) {
         let pipeline = try await face.pipeline()
         let references = try templates.faceTemplates(user: p.user)
         guard !references.isEmpty else {
@@ -97,25 +74,24 @@ extension FaceMethods {
         let outcome: FaceAuthenticationOutcome
         do {
             outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
-                                                 preview: p.capture.preview,
-                                                 admit: { [self] id in try checkVirtualCamera(id, liveness: settings.liveness, login: login) }) { $0 }
+                                                 preview: p.capture.preview) { $0 }
         } catch {
-            auth.record(p.user, AttemptVerdict(error: error), modality: "face")
+            context.settle(user: p.user, factor: .face, verdict: AttemptVerdict(error: error))
             throw error
         }
         let durationMs = elapsedMilliseconds(since: started)
-        auth.record(p.user, AttemptVerdict(matched: outcome.matched), modality: "face")
-        if outcome.matched { context.authenticated(as: p.user) }
-        logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) templates v\(session.fused ? 2 : 1) in \(durationMs) ms")
+        let settled = context.settle(user: p.user, factor: .face, verdict: AttemptVerdict(matched: outcome.matched))
+        logger.info("face.verify \(LogText(p.user)): match=\(outcome.matched) proven=\(settled.proven) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) templates v\(session.fused ? 2 : 1) in \(durationMs) ms")
         let hint = Self.reenrollHint(user: p.user, references: references, secondNetwork: pipeline.models.hasRecognizer)
-        if let hint { logger.notice("face.verify \(p.user): \(hint)") }
+        if let hint { logger.notice("face.verify \(LogText(p.user)): \(hint)") }
         var result = FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
                                       liveness: outcome.liveness, livenessScore: outcome.livenessScore,
                                       // A detected spoof ends the call with spoof_detected: a result never is one.
                                       spoofAttempt: false, durationMs: durationMs)
         result.templateVersion = session.fused ? 2 : 1
         result.reenrollHint = hint
-        return result
+        result.authenticated = settled.effects.reverify
+        return (result, settled.proven)
     }
 
     /// What a user with only version-1 face templates is told when the daemon could score both
@@ -145,19 +121,17 @@ extension FaceMethods {
         do {
             outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
                                                  preview: p.capture.preview,
-                                                 admit: { [self] id in
+                                                 admit: { id in
                                                      leased.set(id)
                                                      try auth.checkCamera(id)
-                                                     try checkVirtualCamera(id, liveness: settings.liveness, login: false)
                                                  }) { probe in
                 // A store that cannot be read fails closed: no candidate.
                 ((try? gallery.rank(probe, exact: source, calibration: calibration, threads: threads)) ?? [])
                     .map { Candidate(user: $0.user, score: $0.score) }
             }
         } catch {
-            if let camera = leased.value, (error as? RPCError)?.errorReason != .lockedOut {
-                auth.recordCamera(camera, AttemptVerdict(error: error))
-            }
+            // A refusal before capture (the camera's lock, a virtual camera) is not judged.
+            if let camera = leased.value { auth.recordCamera(camera, AttemptVerdict(error: error)) }
             throw error
         }
         if let camera = leased.value {
@@ -167,14 +141,17 @@ extension FaceMethods {
                 : outcome.stepUpRequired ? .notJudged(.error) : outcome.candidates.isEmpty ? .notJudged(.nobodyInView) : .noMatch
             auth.recordCamera(camera, verdict)
         }
-        if outcome.stepUpRequired { context.awaitStepUp(candidates: outcome.candidates.map(\.user), modality: .face) }
+        // Nothing about users it did not match: only candidates at or above the threshold.
+        let disclosed = TrustPolicy.disclosed(outcome.candidates, score: \.score, threshold: settings.matchingThreshold,
+                                              stepUpMargin: outcome.stepUpRequired ? FaceIdentifyParams.margin(p.margin) : nil)
+        if outcome.stepUpRequired { context.awaitStepUp(candidates: disclosed.map(\.user), modality: .face) }
         if let chosen = outcome.user {
-            // The chosen user's lockout applies; a recognised user starts their count again.
+            // The chosen user's lockout applies; a proven recognition starts their count again.
             try auth.checkBiometric(chosen)
-            auth.record(chosen, .matched, modality: "face")
+            context.settle(user: chosen, factor: .face, verdict: .matched)
         }
-        return FaceIdentifyResult(user: outcome.user, score: outcome.candidates.first?.score ?? 0,
-                                  candidates: outcome.candidates.map { Candidate(user: $0.user, score: $0.score) },
+        return FaceIdentifyResult(user: outcome.user, score: outcome.user == nil ? 0 : disclosed.first?.score ?? 0,
+                                  candidates: disclosed.map { Candidate(user: $0.user, score: $0.score) },
                                   stepUpRequired: outcome.stepUpRequired, liveness: outcome.capture.liveness,
                                   durationMs: elapsedMilliseconds(since: started))
     }
@@ -196,7 +173,7 @@ extension FaceMethods {
             NewTemplate(quality: Double(template.quality), meta: "{\"pose\":\"\(pose.rawValue)\",\"frames\":\(frames)}",
                         payload: template.data)
         }, quota: quota).map(\.id)
-        logger.notice("face.enroll \(p.user): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(elapsedMilliseconds(since: started)) ms")
+        logger.notice("face.enroll \(LogText(p.user)): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(elapsedMilliseconds(since: started)) ms")
         return FaceEnrollResult(templates: ids, framesUsed: outcome.framesUsed)
     }
 }

@@ -27,14 +27,14 @@ struct FingerMethods: MethodGroup {
         table.register(Method.fingerEnroll, .selfReverifiedOrAdmin("enrol the fingers of") { $0.user }) { [self] (context, p: FingerEnrollParams) in
             return try await enroll(p, context)
         }
-        table.register(Method.fingerVerify, .selfOrAdmin("verify the fingers of") { $0.user }) { [self] (context, p: FingerAuthParams) in
+        table.register(Method.fingerVerify, .selfOrAdmin("verify the fingers of") { $0.user },
+                       requires: .liveCapture(.finger, camera: .trustedToGrant), grants: .authentication) { [self] (context, p: FingerAuthParams) in
             guard let user = p.user else { throw RPCError.invalidParams(field: "user", "missing required parameter 'user'") }
-            try checkCallerMay(p, context.peer)
-            return try await verify(p, user: user, context)
+            return try await verify(p, user: user, context).result
         }
-        table.register(Method.fingerIdentify, .adminOrLogin("finger.identify")) { [self] (context, p: FingerAuthParams) in
+        table.register(Method.fingerIdentify, .adminOrLogin("finger.identify"),
+                       requires: .liveCapture(.finger, camera: .trusted), grants: .lockoutReset) { [self] (context, p: FingerAuthParams) in
             guard p.user == nil else { throw RPCError.invalidParams(field: "user", "finger.identify takes no 'user': it finds one") }
-            try checkCallerMay(p, context.peer)
             let gallery = try templates.fingerGallery()
             guard !gallery.isEmpty else {
                 throw RPCError.app(.noFingerRegistered, "no finger is enrolled on this machine", hint: "enrol users first")
@@ -47,17 +47,24 @@ struct FingerMethods: MethodGroup {
                 outcome = try await authenticate(p, references: gallery, context: context,
                                                  admit: { id in leased.set(id); try auth.checkCamera(id) })
             } catch {
-                if let camera = leased.value, (error as? RPCError)?.errorReason != .lockedOut {
-                    auth.recordCamera(camera, AttemptVerdict(error: error))
-                }
+                // A refusal before capture (the camera's lock, a virtual camera) is not judged.
+                if let camera = leased.value { auth.recordCamera(camera, AttemptVerdict(error: error)) }
                 throw error
             }
             let matched = outcome.matched && outcome.best != nil
             if let camera = leased.value {
                 auth.recordCamera(camera, matched ? .matched : outcome.candidates.isEmpty ? .notJudged(.nobodyInView) : .noMatch)
             }
-            return FingerIdentifyResult(user: matched ? outcome.best?.user : nil, score: outcome.score,
-                                        position: outcome.position?.name, candidates: outcome.candidates,
+            let chosen = matched ? outcome.best?.user : nil
+            if let chosen {
+                // The chosen user's lockout applies; a proven recognition starts their count again.
+                try auth.checkBiometric(chosen)
+                context.settle(user: chosen, factor: .finger, verdict: .matched)
+            }
+            // Nothing about users it did not match.
+            let disclosed = chosen == nil ? [] : TrustPolicy.disclosed(outcome.candidates, score: \.score, threshold: threshold(p, context.peer))
+            return FingerIdentifyResult(user: chosen, score: chosen == nil ? 0 : outcome.score,
+                                        position: chosen == nil ? nil : outcome.position?.name, candidates: disclosed,
                                         liveness: outcome.liveness,
                                         durationMs: Int((monotonicNanoseconds() - started) / 1_000_000))
         }
@@ -88,7 +95,7 @@ struct FingerMethods: MethodGroup {
                                    quality: Int($0.quality))
             })
         }
-        table.register(Method.fingerRemove, .selfOrAdmin("remove the fingers of") { $0.user }) { [self] (context, p: FingerRemoveParams) in
+        table.register(Method.fingerRemove, .selfReverifiedOrAdmin("remove the fingers of") { $0.user }) { [self] (context, p: FingerRemoveParams) in
             guard try store.user(named: p.user) != nil else {
                 throw RPCError.userNotEnrolled(p.user)
             }
@@ -111,32 +118,33 @@ extension FingerMethods {
     /// fingers, or against templates the caller supplies (`references`, a badge) — the same
     /// liveness, lockout check and attempt record; only the enrolled case authenticates the
     /// connection (CallerLimits.ReferencesDecision).
-    func verify(_ p: FingerAuthParams, user: String, _ context: CallContext) async throws -> FingerVerifyResult {
+    func verify(_ p: FingerAuthParams, user: String, _ context: CallContext) async throws -> (result: FingerVerifyResult, proven: Bool) {
         let references = try p.references.map { try callerReferences($0, user: user, context) } ?? templates.fingerGallery(user: user)
         guard !references.isEmpty else {
             throw RPCError.app(.noFingerRegistered, "user '\(user)' has no finger enrolled",
                                hint: "enrol first: authctl finger enroll \(user)", details: ["user": .string(user)])
         }
         try auth.checkBiometric(user)
+        let whose: References = p.references == nil ? .enrolled : .callerSupplied
         let started = monotonicNanoseconds()
         let outcome: FingerAuthentication.Outcome
         do {
             outcome = try await authenticate(p, references: references, context: context)
         } catch {
-            auth.record(user, AttemptVerdict(error: error), modality: "finger")
+            context.settle(user: user, factor: .finger, verdict: AttemptVerdict(error: error), references: whose)
             throw error
         }
-        auth.record(user, AttemptVerdict(matched: outcome.matched), modality: "finger")
-        if outcome.matched && p.references == nil { context.authenticated(as: user) }
+        let settled = context.settle(user: user, factor: .finger, verdict: AttemptVerdict(matched: outcome.matched), references: whose)
         let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
-        logger.info("finger.verify \(user)\(p.references == nil ? "" : " (caller's templates)"): match=\(outcome.matched) score=\(outcome.score) in \(ms) ms")
+        logger.info("finger.verify \(LogText(user))\(p.references == nil ? "" : " (caller's templates)"): match=\(outcome.matched) proven=\(settled.proven) score=\(outcome.score) in \(ms) ms")
         let hint = p.references == nil ? Self.reenrollHint(user: user, references: references.references.map(\.print.template)) : nil
-        if let hint { logger.notice("finger.verify \(user): \(hint)") }
+        if let hint { logger.notice("finger.verify \(LogText(user)): \(hint)") }
         var result = FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: threshold(p, context.peer),
                                         position: outcome.position?.name, liveness: outcome.liveness,
                                         captures: outcome.captures, durationMs: ms)
         result.reenrollHint = hint
-        return result
+        result.authenticated = settled.effects.reverify
+        return (result, settled.proven)
     }
 
     /// What a user whose enrolled fingers all lack the orientation field is told (templates

@@ -82,30 +82,17 @@ extension FingerMethods {
         let enrolled = zip(added, chosen).map { info, item in
             EnrolledFinger(id: info.id, position: item.0.name, quality: item.1.quality)
         }
-        logger.notice("finger.enroll \(p.user): \(enrolled.count) finger(s), \(outcome.rounds) captures in \(elapsedMilliseconds(since: started)) ms")
+        logger.notice("finger.enroll \(LogText(p.user)): \(enrolled.count) finger(s), \(outcome.rounds) captures in \(elapsedMilliseconds(since: started)) ms")
         return FingerEnrollResult(templates: enrolled, capturesUsed: outcome.rounds)
     }
 
     // MARK: finger.verify / finger.identify
 
-    /// A threshold under the floor, or liveness none, from a caller who is not an admin:
-    /// refused where the call enters (CallerLimits decides).
-    func checkCallerMay(_ p: FingerAuthParams, _ peer: Peer) throws {
-        if case .belowFloor(let asked, let floor) = limits.callers.threshold(.finger, asked: p.threshold, isAdmin: peer.isAdmin) {
-            throw RPCError.app(.permissionDenied, "threshold \(asked) is below \(floor): only an administrator may lower it",
-                               hint: "leave it out, or ask for \(floor) or more", details: ["field": "threshold", "floor": .double(floor)])
-        }
-        if limits.callers.liveness(skipped: p.capture.liveness == LivenessLevel.none, isAdmin: peer.isAdmin) == .livenessRequired {
-            throw RPCError.app(.permissionDenied, "liveness none needs an administrator",
-                               hint: "leave liveness out (low)", details: ["field": "liveness"])
-        }
-    }
-
     /// The threshold a call runs with (the caller's if it may ask for it, else the configured one).
     func threshold(_ p: FingerAuthParams, _ peer: Peer) -> Double {
         switch limits.callers.threshold(.finger, asked: p.threshold, isAdmin: peer.isAdmin) {
         case .use(let t): t
-        case .belowFloor(_, let floor): floor  // refused at the edge; never lower here
+        case .belowFloor(_, let floor): floor  // refused by the table (the floors); never lower here
         }
     }
 

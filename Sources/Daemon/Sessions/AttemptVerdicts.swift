@@ -43,7 +43,22 @@ extension AttemptVerdict {
         case SessionFailure.finger(let f): self = AttemptVerdict(f)
         case is CancellationError: self = .notJudged(.canceled)
         case is CameraError: self = .notJudged(.cameraError)
+        case is LockoutRefusal: self = .notJudged(.lockedOut)
+        case is TrustRefusal: self = .notJudged(.refusedCamera)
         default: self = .notJudged(.error)
+        }
+    }
+}
+
+/// The one place where how a factor's attempt failed becomes the kind a decision reads
+/// (auth.authenticate's `tried`, the FIDO authenticator's answer).
+extension FactorRunner.FailureKind {
+    init(error: any Error) {
+        switch error {
+        case SessionFailure.face(.timeout), SessionFailure.finger(.noFingers), is Deadline: self = .timeout
+        // A face held still that never blinks is what a photo does (AttemptVerdict above).
+        case SessionFailure.face(.spoof), SessionFailure.face(.noBlink), SessionFailure.finger(.spoof): self = .presentationAttack
+        default: self = .other
         }
     }
 }

@@ -1,3 +1,4 @@
+import BiometricAuth
 import BiometricCamera
 import BiometricCore
 import BiometricProtocol
@@ -9,9 +10,29 @@ import Synchronization
 /// ends the call at once when the camera is lost.
 final class CameraSessions: Sendable {
     let cameras: CameraRegistry
+    /// Which runs may use a virtual camera, and what such a run proves (`refuse_virtual_cameras`).
+    let virtualCameras: VirtualCameraRule
     private let active = Atomic<Int>(0)
 
-    init(cameras: CameraRegistry) { self.cameras = cameras }
+    init(cameras: CameraRegistry, virtualCameras: VirtualCameraRule) {
+        self.cameras = cameras
+        self.virtualCameras = virtualCameras
+    }
+
+    /// Judges the camera a biometric run leased against what its method requires
+    /// (`VirtualCameraRule`), records the trust on the call (`CallRun`), and refuses a virtual
+    /// camera the method may not use (`TrustRefusal`) before capture starts.
+    func judgeCamera(_ id: String, context: CallContext) throws(TrustRefusal) {
+        guard let device = cameras.devices.first(where: { $0.id == id }) else {
+            context.run.leased(nil)
+            return
+        }
+        let camera = VirtualCameraRule.Camera(isVirtual: cameras.roles(of: device).isVirtual, isReplay: device is ReplayDevice,
+                                              driver: device.description.driver)
+        let trust = virtualCameras.decide(camera, requirement: context.security.requires.camera)
+        context.run.leased(trust)
+        if case .refused(let driver) = trust { throw .virtualCamera(driver: driver) }
+    }
 
     /// Sessions holding a camera now.
     var activeCount: Int { active.load(ordering: .relaxed) }
@@ -70,7 +91,13 @@ func elapsedMilliseconds(since start: UInt64) -> Int {
     Int((monotonicNanoseconds() - start) / 1_000_000)
 }
 
-/// Runs `operation`, failing with `timeout` (1007) after `milliseconds`. With `camera`, a device
+/// A call's hard deadline passed (a hung analysis): timeout (1007) at the edge.
+struct Deadline: Error, Sendable, Equatable {
+    var what: String
+    var milliseconds: Int
+}
+
+/// Runs `operation`, failing with `Deadline` (timeout 1007) after `milliseconds`. With `camera`, a device
 /// that fails meanwhile ends the call at once with its camera error: a lost camera is reported
 /// as lost even while an analysis is still running or the deadline is near.
 func withDeadline<T: Sendable>(milliseconds: Int, _ what: String, watching camera: CaptureSession? = nil,
@@ -81,7 +108,7 @@ func withDeadline<T: Sendable>(milliseconds: Int, _ what: String, watching camer
         group.addTask {
             try await Task.sleep(nanoseconds: UInt64(milliseconds) * 1_000_000)
             if let failure = camera?.endedWith { throw failure }
-            throw RPCError.app(.timeout, "\(what) took longer than \(milliseconds) ms", details: ["timeout_ms": .int(Int64(milliseconds))])
+            throw Deadline(what: what, milliseconds: milliseconds)
         }
         if let camera {
             group.addTask {

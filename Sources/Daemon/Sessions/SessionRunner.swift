@@ -15,7 +15,12 @@ extension CameraSessions {
         preview: PreviewRequest? = nil, admit: (@Sendable (String) throws -> Void)? = nil,
         judge: @escaping @Sendable (FaceTemplate) async throws -> S.Judgement
     ) async throws -> S.Outcome {
-        try await run(camera, purpose: .face, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, _ in
+        context.run.leased(nil)
+        let admitting: @Sendable (String) throws -> Void = { [self] id in
+            try judgeCamera(id, context: context)
+            try admit?(id)
+        }
+        return try await run(camera, purpose: .face, limitMs: session.timeLimitMs, what: what, admit: admitting) { capture, _ in
             var session = session
             var events = ProgressEvents(context: context, preview: preview)
             let tracker = FaceTracker()
@@ -56,7 +61,13 @@ extension CameraSessions {
         preview: PreviewRequest? = nil, admit: (@Sendable (String) throws -> Void)? = nil,
         judge: @escaping @Sendable ([CapturedPrint]) async throws -> S.Judgement
     ) async throws -> S.Outcome {
-        try await run(camera, purpose: .finger, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what, admit: admit) { capture, lease in
+        context.run.leased(nil)
+        let admitting: @Sendable (String) throws -> Void = { [self] id in
+            try judgeCamera(id, context: context)
+            try admit?(id)
+        }
+        return try await run(camera, purpose: .finger, request: fingerCaptureRequest, limitMs: session.timeLimitMs, what: what,
+                             admit: admitting) { capture, lease in
             var session = session
             var options = session.spec.options
             options.distance = finger.optics(for: lease.device)

@@ -67,6 +67,48 @@ int pamb_build_request(char *buf, size_t cap, long id, const char *user, const c
  * length, or -1 when the user is invalid or buf is too small. */
 int pamb_build_clear_request(char *buf, size_t cap, long id, const char *user);
 
+/* ---- Whom the module answers for (scope.c) ---------------------------------------------- */
+
+/* What the module knows of the attempt, from the kernel, PAM's items and logind. */
+struct pamb_scope_facts {
+    unsigned ruid;             /* getuid(): who started the program (su and sudo keep it) */
+    int target_known;          /* the PAM user has a passwd entry */
+    unsigned target_uid;
+    int ruser_known;           /* PAM_RUSER names an account */
+    unsigned ruser_uid;
+    const char *rhost;         /* PAM_RHOST, or NULL */
+    const char *tty;           /* PAM_TTY, or NULL */
+    int env_ssh;               /* SSH_CONNECTION/SSH_CLIENT set: a hint only (unsetting it proves nothing) */
+    int logind;                /* the system runs logind (sd_booted) */
+    int has_session;           /* the calling process belongs to a logind session */
+    int session_remote;        /* that session is remote (logind) */
+    int session_active;        /* it is in the foreground of its seat */
+    const char *session_seat;  /* its seat, or NULL */
+    unsigned session_uid;      /* its owner */
+    const char *seat;          /* the camera's seat (seat= option) */
+    int other_users_allowed;   /* other_users=allow */
+};
+
+enum pamb_scope {
+    PAMB_SCOPE_RUN = 0,          /* the person at the seat asks for their own account */
+    PAMB_SCOPE_RUN_OTHER_USER,   /* another user's attempt, allowed by other_users=allow: never counted */
+    PAMB_SCOPE_REMOTE,           /* a remote session: PAM_IGNORE */
+    PAMB_SCOPE_OTHER_USER,       /* another user's attempt (su bob by alice): PAM_IGNORE */
+    PAMB_SCOPE_NOT_AT_SEAT       /* not a local, active session on the camera's seat: PAM_IGNORE */
+};
+
+enum pamb_scope pamb_decide_scope(const struct pamb_scope_facts *f);
+const char *pamb_scope_name(enum pamb_scope scope);
+/* 1 for a local console terminal: "ttyN", "/dev/ttyN", or an X display ":N[.M]". */
+int pamb_tty_is_console(const char *tty);
+/* Log-safe copy: [A-Za-z0-9._+@-] as they are, every other byte as \xNN; always terminated. */
+void pamb_log_escape(const char *in, char *out, size_t cap);
+
+/* auth.authenticate as pamb_build_request, with "other_user":true (another user's attempt that
+ * the administrator allowed: the daemon accepts it from root only and never counts it). */
+int pamb_build_request_ex(char *buf, size_t cap, long id, const char *user, const char *factors,
+                          const char *camera, long timeout_ms, int other_user);
+
 #ifdef __cplusplus
 }
 #endif
