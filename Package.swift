@@ -53,7 +53,7 @@ let package = Package(
             // scripts/build-password-helper.sh and compiled to nothing here).
             exclude: ["biometricd-enroll.pam"],
             cSettings: [.unsafeFlags(["-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"])],
-            linkerSettings: [.linkedLibrary("pam")]
+            linkerSettings: [.linkedLibrary("pam"), .linkedLibrary("systemd")]
         ),
         // The native vision layer (C++ over OpenCV and dlib behind plain C APIs, prefix cvis_), one
         // target per layer. CImaging is the base: status codes and the one thread-local last error

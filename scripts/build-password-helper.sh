@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=${1:-.build/release/biometricd-password}
 mkdir -p "$(dirname "$OUT")"
-${CC:-cc} -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE -pie \
+${CC:-cc} -O2 -Wall -Wextra -Werror -fstack-protector-strong -fstack-clash-protection -fcf-protection \
+    -D_FORTIFY_SOURCE=2 -Wformat -Werror=format-security -fPIE -pie \
     -Wl,-z,relro,-z,now -Wl,--as-needed -DBIOMETRICD_PASSWORD_HELPER \
     -ISources/PAM/include -o "$OUT" Sources/PAM/password_helper.c Sources/PAM/bjson.c -lpam -lsystemd
 echo "$OUT"

@@ -173,9 +173,10 @@ check "the database and the key are in /var/lib/biometricd, owned by biometricd,
 check "PAM with the daemon up: tony is enrolled but root is not, so root falls through to the password" sh -c 'echo pw-ok | pamtester bmcheck root authenticate'
 echo "-- a user's own first enrolment: the account password through biometricd-password"
 useradd -M alice && echo "alice:alice-pw" | chpasswd
-/usr/libexec/biometricd/biometricd-password --socket /run/biometricd/password.sock >> /tmp/helper.log 2>&1 &
+mkdir -p -m 0755 /run/biometricd-password
+/usr/libexec/biometricd/biometricd-password --socket /run/biometricd-password/password.sock >> /tmp/helper.log 2>&1 &
 HPID=$!
-for _ in $(seq 50); do [ -S /run/biometricd/password.sock ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ -S /run/biometricd-password/password.sock ] && break; sleep 0.1; done
 check "a wrong password is refused (exit 1), nothing enrolled" sh -c '
     echo wrong | runuser -u alice -- authctl face enroll --camera replay0 --countdown 0 --frames 3; [ $? -eq 1 ] && ! authctl face list alice | grep -q alice'
 check "alice enrols her own face after her account password" sh -c '

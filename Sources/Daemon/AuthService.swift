@@ -65,12 +65,12 @@ final class AuthService: Sendable {
             let rules = lockoutRules
             let state = try store.updateLockout(user: user) { $0.apply(effect, now: Self.now, rules: rules) }
             if effect == .countFailure {
-                logger.notice("\(modality) failure for \(LogText(user)) (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "a PIN"))")
+                logger.notice("\(modality) failure for '\(LogText(user))' (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "a PIN"))")
             }
         } catch StoreError.notFound {
             // No such user: nothing to count (verify refused them before any capture).
         } catch {
-            logger.error("cannot record a \(modality) attempt of \(LogText(user)): \(error)")
+            logger.error("cannot record a \(modality) attempt of '\(LogText(user))': \(error)")
         }
     }
 
@@ -98,10 +98,10 @@ final class AuthService: Sendable {
             let rules = lockoutRules
             let state = try store.updateCameraLockout(camera: camera) { $0.apply(effect, now: Self.now, rules: rules) }
             if effect == .countFailure {
-                logger.notice("identify on \(LogText(camera)) (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "an admin clears it"))")
+                logger.notice("identify on '\(LogText(camera))' (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "an admin clears it"))")
             }
         } catch {
-            logger.error("cannot record an identification on \(LogText(camera)): \(error)")
+            logger.error("cannot record an identification on '\(LogText(camera))': \(error)")
         }
     }
 
@@ -136,7 +136,7 @@ final class AuthService: Sendable {
             return PINOutcome(ok: ok, retriesLeft: after.retriesLeft(maxRetries: max))
           }
         }
-        logger.notice("pin.verify \(LogText(user)): \(outcome.ok ? "correct" : "wrong")\(outcome.retriesLeft.map { ", \($0) retries left" } ?? "")")
+        logger.notice("pin.verify '\(LogText(user))': \(outcome.ok ? "correct" : "wrong")\(outcome.retriesLeft.map { ", \($0) retries left" } ?? "")")
         return outcome
     }
 
@@ -150,7 +150,7 @@ final class AuthService: Sendable {
                 try store.setPIN(user: user, hash: try hasher.hash(pin), ctapHash: try hasher.hash(CTAPPINHash.text(ofPIN: pin)))
             }
         }
-        logger.notice("PIN set for \(LogText(user))")
+        logger.notice("PIN set for '\(LogText(user))'")
     }
 
     /// FIDO clientPIN: checks LEFT(SHA-256(PIN), 16) against the CTAP form of `user`'s PIN and
@@ -169,7 +169,7 @@ final class AuthService: Sendable {
                 return .wrong(retriesLeft: after.retriesLeft(maxRetries: max) ?? CTAPPINHash.unlimitedRetries)
             }
         }
-        logger.notice("FIDO clientPIN \(LogText(user)): \(outcome)")
+        logger.notice("FIDO clientPIN '\(LogText(user))': \(outcome)")
         return outcome
     }
 

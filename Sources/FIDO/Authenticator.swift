@@ -30,6 +30,10 @@ public actor CTAP2Authenticator {
         public var tokenLifetime: Duration = .seconds(600)
         /// getNextAssertion and the enumeration commands must follow within this time.
         public var continuationWindow: Duration = .seconds(30)
+        /// Whom the authenticator serves now (the daemon: the active session's user on the seat,
+        /// or the kiosk user). A pinUvAuthToken belongs to the user it was issued to and stops
+        /// working for anyone else (SPEC §4 "PIN/UV tokens belong to the user who obtained them").
+        public var currentUser: @Sendable () -> String? = { nil }
         public init(aaguid: [UInt8]) { self.aaguid = aaguid }
     }
 
@@ -171,6 +175,8 @@ struct PINToken: Sendable {
     var userPresent = false
     var verifiedBy: VerificationMethod = .none
     var protocolVersion: PINUVAuthProtocol = .two
+    /// The user it was issued to (`Configuration.currentUser` then).
+    var owner: String?
 
     var inUse: Bool {
         guard let expires else { return false }

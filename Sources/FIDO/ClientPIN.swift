@@ -89,6 +89,7 @@ extension CTAP2Authenticator {
         token.verifiedBy = method
         token.protocolVersion = pinProtocol
         token.expires = .now.advanced(by: configuration.tokenLifetime)
+        token.owner = configuration.currentUser()
     }
 
     func authProtocol(_ value: CBORValue?, required: Bool) throws(CTAPStatus) -> PINUVAuthProtocol? {
@@ -110,6 +111,11 @@ extension CTAP2Authenticator {
               pinProtocol.verify(key: token.value, message, signature: param)
         else { throw .pinAuthInvalid }
         guard token.permissions & permission != 0, token.userVerified else { throw .pinAuthInvalid }
+        // Another user's token (obtained before the seat's user changed) is no token at all.
+        guard token.owner == configuration.currentUser() else {
+            token.regenerate()
+            throw .pinAuthInvalid
+        }
         if let bound = token.rpID {
             guard let rpID, bound == rpID else { throw .pinAuthInvalid }
         } else if let rpID, permission & (PINToken.makeCredential | PINToken.getAssertion) != 0 {
@@ -128,6 +134,18 @@ extension CTAP2Authenticator {
         keyAgreement = P256.KeyAgreement.PrivateKey()
         consecutivePINFailures = 0
         return nil
+    }
+
+    /// The user the authenticator serves changed (another session came to the front of the seat):
+    /// whatever the previous user obtained stops working — the token, the key agreement, pending
+    /// continuations and the PIN failure count of this power-up.
+    public func userChanged() {
+        token.regenerate()
+        keyAgreement = P256.KeyAgreement.PrivateKey()
+        consecutivePINFailures = 0
+        pendingAssertions = nil
+        pendingRPs = nil
+        pendingCredentials = nil
     }
 
     func selection() async throws -> CBORValue? {

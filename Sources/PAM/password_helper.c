@@ -51,7 +51,7 @@
 #include <unistd.h>
 
 #define PWH_SERVICE "biometricd-enroll"
-#define DEFAULT_SOCKET "/run/biometricd/password.sock"
+#define DEFAULT_SOCKET "/run/biometricd-password/password.sock"
 #define DEFAULT_DAEMON_SOCKET "/run/biometricd/biometricd.sock"
 #define DEFAULT_DAEMON_USER "biometricd"
 #define MAX_REQUEST 4096           /* one request line, "\n" included */
@@ -61,7 +61,10 @@
 #define MAX_DAEMON_LINE 65536
 #define MAX_TOKENS 64
 #define MAX_DAEMON_TOKENS 4096
-#define FAIL_DELAY_US 2000000u     /* pam_fail_delay: at least ~2 s after a wrong password */
+/* One answer for a wrong password and a right one of an account that may not log in, so that
+ * neither the words nor the time tell a guesser which (the log tells the administrator). */
+#define REFUSED_MESSAGE "the password was not accepted (wrong, or the account may not log in: expired, locked or a password change required)"
+#define REFUSAL_MS 2000            /* every refusal of a checked password is answered this long after PAM began */
 #define CHILD_HARD_LIMIT_S 60      /* a child still running after this is killed */
 #define MAX_CHILDREN_LIMIT 16
 
@@ -353,6 +356,15 @@ fail:
 
 enum pam_outcome { PW_OK, PW_WRONG, PW_ACCOUNT, PW_INTERNAL };
 
+/* PAM's own fail delay is random (±25 %) and applies only to a failed pam_authenticate, so a
+ * right password of an expired account used to answer in 0.04 s and a wrong one in ~2.4 s: the
+ * timing told which. PAM calls this instead of sleeping; serve() then answers every refusal
+ * REFUSAL_MS after PAM began (issue 33, item 9). */
+static void no_fail_delay(int status, unsigned int usec, void *appdata)
+{
+    (void)status; (void)usec; (void)appdata;
+}
+
 static enum pam_outcome check_password(const char *user, const char *ruser, int *code)
 {
     struct pam_conv c = { conv, NULL };
@@ -362,7 +374,8 @@ static enum pam_outcome check_password(const char *user, const char *ruser, int 
     *code = rc;
     if (rc != PAM_SUCCESS) return PW_INTERNAL;
     (void)pam_set_item(h, PAM_RUSER, ruser);
-    (void)pam_fail_delay(h, FAIL_DELAY_US);
+    void (*delay)(int, unsigned int, void *) = no_fail_delay;
+    (void)pam_set_item(h, PAM_FAIL_DELAY, (const void *)delay);
     rc = pam_authenticate(h, PAM_DISALLOW_NULL_AUTHTOK);
     *code = rc;
     if (rc == PAM_SUCCESS) {
@@ -477,12 +490,14 @@ static enum daemon_outcome tell_daemon(const char *user, const char *nonce, char
             break;
         }
         if (res >= 0) {
-            int ok = bjson_get(&doc, res, "ok");
-            if (bjson_type(&doc, res) == BJSON_OBJECT && (ok == -2 || bjson_type(&doc, ok) == BJSON_FALSE)) {
-                snprintf(detail, dcap, "the daemon answered ok: false");
-                out = D_REFUSED;
-            } else {
+            /* Only {"ok": true} is a proof the daemon took (issue 33, item 8): any other result
+             * (ok false or missing, not an object) is a refusal. */
+            int ok = bjson_type(&doc, res) == BJSON_OBJECT ? bjson_get(&doc, res, "ok") : -1;
+            if (ok >= 0 && bjson_type(&doc, ok) == BJSON_TRUE) {
                 out = D_OK;
+            } else {
+                snprintf(detail, dcap, "the daemon did not answer ok: true");
+                out = D_REFUSED;
             }
             break;
         }
@@ -549,16 +564,27 @@ static int serve(int fd, uid_t uid)
     }
 
     int code = 0;
+    long long pam_began = now_ms();
     enum pam_outcome po = check_password(rq.user, peer, &code);
     wipe_secrets();
+    if (po != PW_OK) {
+        /* The same time for every refusal: a wrong password, an account that may not log in,
+         * PAM unable to check. */
+        long long left = pam_began + REFUSAL_MS - now_ms();
+        while (left > 0) {
+            struct timespec ts = { (time_t)(left / 1000), (long)(left % 1000) * 1000000L };
+            if (nanosleep(&ts, NULL) == 0) break;
+            left = pam_began + REFUSAL_MS - now_ms();
+        }
+    }
     if (po == PW_WRONG) {
         logmsg("uid=%u user=%s outcome=wrong_password pam=\"%s\"", (unsigned)uid, rq.user, pam_strerror(NULL, code));
-        reply(fd, 0, "wrong_password", "wrong password", NULL);
+        reply(fd, 0, "wrong_password", REFUSED_MESSAGE, NULL);
         return 1;
     }
     if (po == PW_ACCOUNT) {
         logmsg("uid=%u user=%s outcome=wrong_password account=\"%s\"", (unsigned)uid, rq.user, pam_strerror(NULL, code));
-        reply(fd, 0, "wrong_password", "the account may not log in (expired, locked or password change required)", NULL);
+        reply(fd, 0, "wrong_password", REFUSED_MESSAGE, NULL);
         return 1;
     }
     if (po != PW_OK) {
@@ -700,10 +726,12 @@ static int bind_socket(const char *path)
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) { logmsg("socket: %s", strerror(errno)); return -1; }
-    mode_t old = umask(0);
+    /* Mode 0666 from the umask at bind time: a chmod() by path afterwards would follow a link
+     * put there in between (issue 33, item 8). */
+    mode_t old = umask(0111);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (rc != 0 || chmod(path, 0666) != 0 || listen(fd, 16) != 0) {
+    if (rc != 0 || listen(fd, 16) != 0) {
         logmsg("%s: %s", path, strerror(errno));
         close(fd);
         return -1;

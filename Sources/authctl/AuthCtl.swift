@@ -56,6 +56,18 @@ struct PreviewOptions: ParsableArguments {
     var request: PreviewRequest? { file == nil && fps == nil && width == nil ? nil : PreviewRequest(fps: fps, width: width) }
 }
 
+/// prctl(2) (Glibc's module map does not carry <sys/prctl.h>); its four further arguments are
+/// unsigned longs, so this non-variadic declaration has prctl's calling convention on Linux.
+@_silgen_name("prctl")
+private func prctl(_ option: Int32, _ arg2: UInt, _ arg3: UInt, _ arg4: UInt, _ arg5: UInt) -> Int32
+
+/// PR_SET_DUMPABLE 0: no core dump, and other processes of the same uid may not ptrace this one
+/// or read its memory (/proc/PID/mem).
+func setNotDumpable() -> Bool {
+    let prSetDumpable: Int32 = 4
+    return prctl(prSetDumpable, 0, 0, 0, 0) == 0
+}
+
 @main
 struct AuthCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -66,6 +78,9 @@ struct AuthCtl: ParsableCommand {
         subcommands: [Status.self, DoctorCommand.self, Cameras.self, CameraGroup.self, Snapshot.self, Users.self, User.self, Face.self, Finger.self, Pin.self, Auth.self, Key.self])
 
     static func main() {
+        // PINs and passwords pass through this process: no core dump, no ptrace by another
+        // process of the same uid (issue 33, item 9). Harmless where it fails.
+        _ = setNotDumpable()
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -67,7 +67,7 @@ extension GlobalOptions {
             throw ExitCode(Exit.refused)
         }
         defer { password = String(repeating: "\0", count: password.utf8.count) }
-        let path = ProcessInfo.processInfo.environment["BIOMETRICD_PASSWORD_SOCKET"] ?? "/run/biometricd/password.sock"
+        let path = ProcessInfo.processInfo.environment["BIOMETRICD_PASSWORD_SOCKET"] ?? PasswordHelper.defaultPath
         let request = try JSONSerialization.data(withJSONObject: ["user": user, "nonce": begun.nonce, "password": password])
         let reply = try PasswordHelper.exchange(path: path, line: request)
         guard reply["ok"] as? Bool == true else {
@@ -88,7 +88,32 @@ struct PeerCredentials {
 
 /// One request to the root password helper's socket: a JSON line out, a JSON line back.
 enum PasswordHelper {
+    /// In a folder of its own that systemd makes for the socket unit, owned by root: the daemon's
+    /// user owns /run/biometricd and could put anything there (issue 33, item 8).
+    static let defaultPath = "/run/biometricd-password/password.sock"
+
+    /// Why `path` may not be where the root helper answers, or nil when it may: the socket itself
+    /// (not a link) and its folder must belong to root, and nobody else may replace the socket
+    /// (the folder not writable by group or others, unless sticky). Under socket activation the
+    /// peer credentials name systemd, which listened, whatever answers; so the path, which only
+    /// root can have made, is what proves the answerer. The same rule as the PAM module's.
+    static func untrusted(_ path: String) -> String? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return "it does not exist" }
+        guard st.st_mode & S_IFMT == S_IFSOCK else { return "it is not a socket (a link, or a file)" }
+        guard st.st_uid == 0 else { return "it belongs to uid \(st.st_uid), not root" }
+        let folder = (path as NSString).deletingLastPathComponent
+        guard stat(folder.isEmpty ? "." : folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { return "its folder cannot be read" }
+        guard st.st_uid == 0 else { return "its folder belongs to uid \(st.st_uid), not root" }
+        if st.st_mode & (S_IWGRP | S_IWOTH) != 0 && st.st_mode & S_ISVTX == 0 { return "its folder is writable by others" }
+        return nil
+    }
+
     static func exchange(path: String, line: Data) throws -> [String: Any] {
+        if let why = untrusted(path) {
+            FileHandle.standardError.write(Data("authctl: \(path) is not the root password helper (\(why)); no password sent\n".utf8))
+            throw ExitCode(why == "it does not exist" ? Exit.unreachable : Exit.refused)
+        }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ValidationError("cannot create a socket") }
         defer { close(fd) }
@@ -106,13 +131,10 @@ enum PasswordHelper {
             FileHandle.standardError.write(Data("authctl: the password helper is not reachable at \(path) (is biometricd-password.socket enabled?)\n".utf8))
             throw ExitCode(Exit.unreachable)
         }
-        // The password goes only to a helper running as root (SO_PEERCRED): /run/biometricd
-        // belongs to the daemon's user, which must not be able to put a socket of its own there
-        // and collect passwords. BIOMETRICD_PASSWORD_HELPER_UID allows a test helper's uid.
+        // And the listener must be root too (the helper, or systemd for it): a second check.
         var credentials = PeerCredentials()
         var size = socklen_t(MemoryLayout<PeerCredentials>.size)
-        let expected = ProcessInfo.processInfo.environment["BIOMETRICD_PASSWORD_HELPER_UID"].flatMap { UInt32($0) } ?? 0
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0, credentials.uid == expected else {
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0, credentials.uid == 0 else {
             FileHandle.standardError.write(Data("authctl: \(path) is not the root password helper (its peer is uid \(credentials.uid)); no password sent\n".utf8))
             throw ExitCode(Exit.refused)
         }

@@ -25,6 +25,10 @@ final class DaemonProcess {
     /// `root` reuses a stopped daemon's folder (state, key) for a restart; `user` runs the daemon
     /// as that user when the tests run as root (test hooks are refused by a root daemon);
     /// `environment` is added to the test's own (e.g. INVOCATION_ID: a production instance).
+    /// A daemon started as root (CI) is a production instance, whose replay cameras are the
+    /// virtual devices they are: unless the test sets `refuse_virtual_cameras` itself (the
+    /// virtual-camera tests do), the harness trusts them (`refuse_virtual_cameras=no`), so that
+    /// clip and photo tests exercise the login paths as on a real camera.
     init(cameras: [String], extraArguments: [String] = [], root existing: String? = nil, user: String? = nil,
          environment: [String: String] = [:], prepare: ((String) throws -> Void)? = nil) throws {
         let binary = productsDirectory + "/biometricd"
@@ -39,8 +43,10 @@ final class DaemonProcess {
         logPath = root + "/daemon.log"
         try prepare?(stateDir)
         FileManager.default.createFile(atPath: logPath, contents: nil)
+        let trustReplay = extraArguments.contains { $0.hasPrefix("refuse_virtual_cameras=") || $0.hasPrefix("face_liveness_refuse_virtual=") }
+            ? [] : ["--set", "refuse_virtual_cameras=no"]
         let arguments = ["--socket", socket, "--state-dir", stateDir, "--models", root + "/no-models",
-                         "--log-level", "debug"] + cameras.flatMap { ["--camera", $0] } + extraArguments
+                         "--log-level", "debug"] + cameras.flatMap { ["--camera", $0] } + trustReplay + extraArguments
         if let user, geteuid() == 0 {
             _ = try runProgram("/bin/chown", ["-R", user, root])
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")

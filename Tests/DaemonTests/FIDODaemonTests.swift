@@ -133,7 +133,7 @@ final class FIDODaemonTests: XCTestCase {
             .init(1, "example.com"), .init(2, .bytes(clientDataHash)), .init(5, .map([.init("uv", true)])),
         ]))
         let assertMs = Date().timeIntervalSince(started) * 1000
-        XCTAssertEqual(asserted, .success)
+        XCTAssertEqual(asserted, .success, daemon.log.suffix(3000).description)
         let signedData = try XCTUnwrap(assertion?[2]?.bytesValue)
         XCTAssertEqual(signedData[32] & 0x05, 0x05)
         XCTAssertEqual(signedData[33..<37].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, 1, "the first signature")

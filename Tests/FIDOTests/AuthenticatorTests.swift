@@ -1,6 +1,7 @@
 @testable import BiometricFIDO
 import Crypto
 import Foundation
+import Synchronization
 import XCTest
 
 /// A user verifier the test controls: a queue of answers, then a default.
@@ -384,6 +385,27 @@ final class AuthenticatorTests: XCTestCase {
             configuration: .init(aaguid: aaguid), verifier: verifier, pins: InMemoryPINVerifier(pin: nil), store: store))
         try await assertEqual(try await noPIN.tokenUsingPIN("1234", .two).0, .pinNotSet)
         await assertEqual(await noPIN.call(0x04).1?[4]?["clientPin"], false)
+    }
+
+    /// SPEC §4 / issue 33 item 6: a PIN/UV token belongs to the user who obtained it. A token
+    /// obtained with ann's PIN stops working when bob comes to the front of the seat, and
+    /// `userChanged` (the daemon re-creates the device then) forgets it outright.
+    func testATokenBelongsToTheUserWhoObtainedIt() async throws {
+        let seat = Mutex<String?>("ann")
+        var configuration = CTAP2Authenticator.Configuration(aaguid: aaguid)
+        configuration.currentUser = { seat.withLock { $0 } }
+        let authenticator = CTAP2Authenticator(configuration: configuration, verifier: verifier, pins: pins, store: store)
+        let device = TestPlatform(authenticator: authenticator)
+        let (status, token) = try await device.tokenUsingPIN("1234", .two, rpID: "example.com")
+        XCTAssertEqual(status, .success)
+        await assertEqual(await device.getAssertion(token: (token!, .two)).0, .noCredentials, "ann's token works for ann")
+        seat.withLock { $0 = "bob" }
+        await assertEqual(await device.getAssertion(token: (token!, .two)).0, .pinAuthInvalid, "not for bob")
+        seat.withLock { $0 = "ann" }
+        await assertEqual(await device.getAssertion(token: (token!, .two)).0, .pinAuthInvalid, "and never again: it was discarded")
+        let (_, again) = try await device.tokenUsingPIN("1234", .two, rpID: "example.com")
+        await authenticator.userChanged()
+        await assertEqual(await device.getAssertion(token: (again!, .two)).0, .pinAuthInvalid, "a user change forgets the token")
     }
 
     func testTokenByUserVerification() async throws {

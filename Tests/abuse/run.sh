@@ -14,6 +14,8 @@
 # What each scenario checks is in Tests/abuse/abuse.py (one function per scenario). Every check
 # prints "PASS name: ..." or "FAIL name: ..." with its figures; the last line is
 # "N passed, M failed". Exit status 0 only when nothing failed. Bounded: at most ~3 minutes.
+# Then the red team of issue 33 (Tests/abuse/redteam.py, at most 5 minutes): the trust policy's
+# refusals with real uids (ABUSE_ONLY=redteam-only skips the floods).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$HERE/../.." && pwd -P)
@@ -23,6 +25,7 @@ MODELS=${MODELS:-$REPO/models}
 SHARED=${SHARED:-$REPO/../shared}
 FACES=$SHARED/data/faces/lfw/images/Colin_Powell
 LIMIT_S=190
+REDTEAM_LIMIT_S=300
 
 fail() { echo "FAIL setup: $*"; echo "0 passed, 1 failed"; exit 1; }
 [ "$(id -u)" = 0 ] || fail "run as root (starts the daemon privileged, creates users, floods as nobody)"
@@ -49,11 +52,16 @@ cleanup() {
     if [ -f "$T/users" ]; then
         while read -r u; do id "$u" >/dev/null 2>&1 && userdel "$u" 2>/dev/null; done <"$T/users"
     fi
+    if [ -f "$T/redteam-made" ]; then
+        grep '^user ' "$T/redteam-made" | while read -r _ u; do userdel "$u" 2>/dev/null; done
+        grep '^group ' "$T/redteam-made" | while read -r _ g; do groupdel "$g" 2>/dev/null; done
+    fi
     if [ -n "${ABUSE_KEEP:-}" ]; then echo "kept: $T (daemon and worker logs)"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+if [ "${ABUSE_ONLY:-}" != redteam-only ]; then
 echo "daemon: $BIN/biometricd ($(date -r "$BIN/biometricd" '+%F %T'))"
 timeout -k 5 "$LIMIT_S" python3 "$HERE/abuse.py" --workdir "$T" --bin "$BIN" --models "$MODELS" \
     --camera "replay:$FACES?fps=15&loop=true" ${ABUSE_ONLY:+--only "$ABUSE_ONLY"} 2>&1 | tee "$T/out"
@@ -66,4 +74,16 @@ if ! tail -n 1 "$T/out" | grep -Eq '^[0-9]+ passed, [0-9]+ failed$'; then
     echo "$P passed, $((F + 1)) failed"
     exit 1
 fi
-tail -n 1 "$T/out" | grep -q ', 0 failed$'
+tail -n 1 "$T/out" | grep -q ', 0 failed$' || exit 1
+fi
+
+# The red team of issue 33 (Tests/abuse/redteam.py): each path a hostile local user got through
+# before the one trust policy, with real uids, expecting a refusal and the state unchanged.
+echo "== red team (issue 33)"
+timeout -k 5 "$REDTEAM_LIMIT_S" python3 "$HERE/redteam.py" --workdir "$T" --bin "$BIN" --models "$MODELS" --shared "$SHARED" 2>&1 | tee "$T/redteam.out"
+RC=${PIPESTATUS[0]}
+if ! tail -n 1 "$T/redteam.out" | grep -Eq '^[0-9]+ passed, [0-9]+ failed$'; then
+    echo "FAIL red team: stopped before the end (status $RC, limit ${REDTEAM_LIMIT_S} s)"
+    exit 1
+fi
+tail -n 1 "$T/redteam.out" | grep -q ', 0 failed$'

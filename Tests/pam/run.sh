@@ -62,7 +62,7 @@ if [ ! -f "$MODULE" ]; then
     echo "note: $MODULE not built; testing a build of Sources/PAM made here with $CC"
     MODULE=$T/pam_biometricd.so
     "$CC" -O2 -Wall -Wextra -Werror -shared -fPIC -I"$REPO/Sources/PAM/include" -o "$MODULE" \
-        "$REPO"/Sources/PAM/*.c -lpam || { bad "module build"; finish; }
+        "$REPO"/Sources/PAM/*.c -lpam -lsystemd || { bad "module build"; finish; }
 fi
 MODULE=$(cd "$(dirname "$MODULE")" && pwd -P)/$(basename "$MODULE")
 echo "module: $MODULE"
@@ -145,14 +145,24 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
 # ---------------------------------------------------------------------------------------------
 module_cases() {
-    # The module is loaded into sudo, login, sshd, greeters: it must need nothing but libpam and
-    # libc (no Swift runtime), and export the PAM entry points.
+    # The module is loaded into sudo, login, sshd, greeters: it must need nothing but libpam,
+    # libsystemd (logind) and libc (no Swift runtime), and export the PAM entry points.
     local needed
     needed=$(readelf -d "$MODULE" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
-    if [ -n "$needed" ] && ! echo "$needed" | tr ' ' '\n' | grep -qvE '^(libpam\.so\.0|libc\.so\.6|)$'; then
+    if [ -n "$needed" ] && ! echo "$needed" | tr ' ' '\n' | grep -qvE '^(libpam\.so\.0|libsystemd\.so\.0|libc\.so\.6|)$'; then
         ok "module needs only: $needed"
     else
-        bad "module needs more than libpam and libc: $needed"
+        bad "module needs more than libpam, libsystemd and libc: $needed"
+    fi
+    # Debian's hardening: full RELRO, non-executable stack, CET notes (build-pam.sh's flags).
+    if readelf -d "$MODULE" | grep -q BIND_NOW && readelf -lW "$MODULE" | grep -q GNU_RELRO; then ok "module: full RELRO"; else bad "module: no full RELRO"; fi
+    # Whom the module answers for: every branch of the decision (Tests/pam/scope_test.c).
+    if "$CC" -O1 -g -Wall -Wextra -Werror -I"$REPO/Sources/PAM/include" -o "$T/scope_test" "$HERE/scope_test.c" "$REPO/Sources/PAM/scope.c"; then
+        local r
+        r=$("$T/scope_test" | tail -1)
+        [[ "$r" =~ ^[0-9]+\ passed,\ 0\ failed$ ]] && ok "scope decision (remote, other user, seat, session): $r" || bad "scope decision: $("$T/scope_test")"
+    else
+        bad "scope_test build"
     fi
     local syms
     syms=$(nm -D --defined-only "$MODULE" 2>/dev/null | awk '{print $3}')
@@ -319,6 +329,40 @@ EOF
     SSH_CONNECTION="192.0.2.1 50000 192.0.2.2 22" pamtester "$SVC" alice authenticate >"$T/out" 2>&1
     RC=$?; EL=$(since "$t0"); FELL=0; [ -e "$T/marker" ] && FELL=1
     expect "SSH_CONNECTION set: PAM_IGNORE" fall && { [ "$(requests)" = 0 ] && ok "ssh: daemon not contacted" || bad "ssh: daemon contacted"; }
+    : >"$T/requests"
+    authn -I tty=ssh
+    expect "PAM_TTY=ssh (sshd without a pty): PAM_IGNORE" fall && { [ "$(requests)" = 0 ] || bad "PAM_TTY ssh: daemon contacted"; }
+    logged "outcome=skipped reason=remote_session" && ok "remote: skipped and logged why" || bad "remote: reason not logged"
+
+    # --- another user's attempt (issue 33 item 7): su bob by alice, or a process of another uid ---
+    : >"$T/requests"
+    authn -I ruser=nobody
+    expect "root acting for nobody (PAM_RUSER) on alice's account: PAM_IGNORE" fall && { [ "$(requests)" = 0 ] || bad "ruser: daemon contacted"; }
+    logged "outcome=skipped reason=other_user" && ok "other user: skipped and logged why" || bad "other user: reason not logged"
+    : >"$T/requests"
+    rm -f "$T/marker"
+    runuser -u nobody -- pamtester "$SVC" alice authenticate >"$T/out" 2>&1
+    RC=$?; FELL=0; [ -e "$T/marker" ] && FELL=1; EL=0
+    # pam_exec runs the marker as nobody: the folder is 0755, so it cannot be created there;
+    # what matters is that the daemon was not asked.
+    [ "$RC" != 0 ] && [ "$(requests)" = 0 ] && ok "real uid nobody asking for alice: not run, daemon not contacted" ||
+        bad "real uid nobody for alice: rc $RC, $(requests) requests: $(head -c 300 "$T/out")"
+    service other_users=allow
+    : >"$T/requests"
+    authn -I ruser=nobody
+    expect "other_users=allow: another user's attempt runs" success
+    "$PY" -c 'import json,sys; m=json.loads(open(sys.argv[1]).readline()); sys.exit(m["params"].get("other_user") is not True)' "$T/requests" &&
+        ok "other_users=allow: the request says other_user (never counted by the daemon)" || bad "other_user flag: $(cat "$T/requests")"
+    service other_users=maybe
+    : >"$T/requests"
+    authn
+    expect "other_users=maybe: configuration refused, module steps aside" fall && { [ "$(requests)" = 0 ] || bad "other_users=maybe: daemon contacted"; }
+    service debug
+
+    # --- user names are logged escaped ---
+    USER_NAME='bob outcome=success factor=face' authn
+    logged 'user=bob\\x20outcome\\x3dsuccess\\x20factor\\x3dface outcome=success' && ok "a user name cannot forge log fields (escaped)" ||
+        bad "user name not escaped in the log: $(grep 'outcome=success' "$SYSLOG" | tail -2)"
 
     # --- the PAM user name is untrusted ---
     : >"$T/requests"
@@ -386,7 +430,7 @@ fuzz_cases() {
 
     # shellcheck disable=SC2086
     if "$CC" -O1 -g -Wall -Wextra $san -shared -fPIC -I"$REPO/Sources/PAM/include" -o "$T/pam_biometricd_asan.so" \
-        "$REPO"/Sources/PAM/*.c -lpam 2>"$T/build.err" &&
+        "$REPO"/Sources/PAM/*.c -lpam -lsystemd 2>"$T/build.err" &&
         "$CC" -O1 -g $san -o "$T/pam_driver_asan" "$HERE/pam_driver.c" -lpam 2>>"$T/build.err"; then
         echo "auth sufficient $T/pam_biometricd_asan.so socket=$SOCK timeout=3" >"/etc/pam.d/$SVC-req"
         echo "auth required pam_deny.so" >>"/etc/pam.d/$SVC-req"
@@ -444,9 +488,9 @@ real_daemon_cases() {
     # The real daemon (as root: a root-owned socket) on three replay cameras: the live clip of
     # the enrolled person, the same person replayed on a screen, and another person's photos.
     # A root daemon refuses virtual cameras (replay included) on the login path by default
-    # (face_liveness_refuse_virtual=pam); these cases test liveness on the clips, so allow them.
+    # (refuse_virtual_cameras=pam); these cases test liveness on the clips, so allow them.
     "$bin/biometricd" --socket "$rs" --state-dir "$T/real/state" --models "$models" \
-        --set face_liveness_refuse_virtual=no \
+        --set refuse_virtual_cameras=no \
         --camera "replay:$video/tran_live/video.mp4?fps=30&loop=true" \
         --camera "replay:$video/tran_replay_screen/video.mp4?fps=30&loop=true" \
         --camera "replay:$lfw/Colin_Powell?fps=10&loop=true" >"$T/real.log" 2>&1 &
@@ -483,32 +527,39 @@ real_daemon_cases() {
     real_service replay2
     USER_NAME=$user authn
     expect "real daemon: another person refused, next module runs" fall
-    # Recovery by password (issue 20): lock the user's biometrics (lockout_failures more
-    # unrecognised faces), then a stack where the password module (pam_permit stands in for a
-    # right pam_unix password) succeeds after this module did not: its account phase clears the
-    # lockout, as root. A stack whose password fails clears nothing.
+    # Recovery by password (issues 20, 33): lock the user's biometrics (lockout_failures more
+    # unrecognised faces), then a stack whose password module succeeds after this module did
+    # not: the `after_password` line (pam-auth-update's Additional block) clears the lockout, as
+    # root, only when a password was typed in this stack (PAM_AUTHTOK). pam_exec with
+    # expose_authtok stands in for a right pam_unix password (it asks for one and keeps it as
+    # PAM_AUTHTOK). A failed password, a stack passed without a password (a key), and setcred or
+    # account after a failed stack (sshd: a wrong password, then a key) clear nothing.
     local i locked
     for i in 1 2 3 4 5; do "$bin/authctl" face verify "$user" --camera replay2 --no-liveness --socket "$rs" >/dev/null 2>&1; done
-    locked=$("$bin/authctl" auth status "$user" --json --socket "$rs" 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["locked_out"])' 2>/dev/null)
-    if [ "$locked" = True ]; then ok "real daemon: $user locked after failed faces"; else bad "real daemon: $user not locked ($locked)"; fi
-    {
-        echo "auth [success=done default=ignore] $MODULE socket=$rs timeout=5 camera=replay2 factors=face"
-        echo "auth required pam_deny.so"
-        echo "account optional $MODULE socket=$rs"
-        echo "account required pam_permit.so"
-    } >"$SVCFILE"
-    pamtester "$SVC" "$user" authenticate acct_mgmt >"$T/out" 2>&1
-    locked=$("$bin/authctl" auth status "$user" --json --socket "$rs" 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["locked_out"])' 2>/dev/null)
-    if [ "$locked" = True ]; then ok "real daemon: a failed password clears nothing"; else bad "real daemon: a failed password changed the lockout ($locked)"; fi
-    {
-        echo "auth [success=done default=ignore] $MODULE socket=$rs timeout=5 camera=replay2 factors=face"
-        echo "auth required pam_permit.so"
-        echo "account optional $MODULE socket=$rs"
-        echo "account required pam_permit.so"
-    } >"$SVCFILE"
-    if pamtester "$SVC" "$user" authenticate acct_mgmt >"$T/out" 2>&1; then
-        locked=$("$bin/authctl" auth status "$user" --json --socket "$rs" 2>/dev/null | "$PY" -c 'import json,sys; s=json.load(sys.stdin); print(s["locked_out"], s["biometric_failures"])' 2>/dev/null)
-        if [ "$locked" = "False 0" ]; then ok "real daemon: a password login clears the biometric lockout"; else bad "real daemon: lockout not cleared after a password login ($locked)"; fi
+    lockstate() { "$bin/authctl" auth status "$user" --json --socket "$rs" 2>/dev/null | "$PY" -c 'import json,sys; s=json.load(sys.stdin); print(s["locked_out"], s["biometric_failures"])' 2>/dev/null; }
+    locked=$(lockstate)
+    if [ "${locked%% *}" = True ]; then ok "real daemon: $user locked after failed faces"; else bad "real daemon: $user not locked ($locked)"; fi
+    recovery_stack() { # the password stand-in module line
+        {
+            echo "auth [success=1 default=ignore] $MODULE socket=$rs timeout=5 camera=replay2 factors=face"
+            echo "auth $1"
+            echo "auth requisite pam_deny.so"
+            echo "auth required pam_permit.so"
+            echo "auth optional $MODULE socket=$rs after_password"
+            echo "account required pam_permit.so"
+        } >"$SVCFILE"
+    }
+    recovery_stack "[success=1 default=ignore] pam_deny.so"
+    echo wrong | pamtester "$SVC" "$user" authenticate setcred acct_mgmt >"$T/out" 2>&1
+    [ "$(lockstate)" = "$locked" ] && ok "real daemon: a failed password stack, then setcred and account, clear nothing" ||
+        bad "real daemon: a failed stack changed the lockout ($(lockstate))"
+    recovery_stack "[success=1 default=ignore] pam_permit.so"
+    pamtester "$SVC" "$user" authenticate setcred acct_mgmt >"$T/out" 2>&1
+    [ "$(lockstate)" = "$locked" ] && ok "real daemon: a stack passed without a password (a key) clears nothing" ||
+        bad "real daemon: a passwordless stack cleared the lockout ($(lockstate))"
+    recovery_stack "[success=1 default=ignore] pam_exec.so quiet expose_authtok /bin/true"
+    if echo "s3cret" | pamtester "$SVC" "$user" authenticate >"$T/out" 2>&1; then
+        if [ "$(lockstate)" = "False 0" ]; then ok "real daemon: a password login clears the biometric lockout"; else bad "real daemon: lockout not cleared after a password login ($(lockstate))"; fi
         logged "password login: biometric lockout cleared" && ok "real daemon: the clearing is logged" || bad "real daemon: clearing not logged"
     else
         bad "real daemon: the password stack failed: $(tr '\n' ' ' <"$T/out" | head -c 200)"

@@ -38,6 +38,12 @@ def serve(conn, mode, log, lock):
                                      ensure_ascii=False) + "\n").encode())
         elif mode == "garbage":
             conn.sendall(b'{"jsonrpc":"2.0","id":1,"result":{"ok":true}} trailing\n')
+        elif mode == "result_not_ok":
+            conn.sendall(b'{"jsonrpc":"2.0","id":1,"result":{"canceled":false}}\n')
+        elif mode == "result_ok_string":
+            conn.sendall(b'{"jsonrpc":"2.0","id":1,"result":{"ok":"true"}}\n')
+        elif mode == "result_array":
+            conn.sendall(b'{"jsonrpc":"2.0","id":1,"result":[true]}\n')
         elif mode == "close":
             pass
 

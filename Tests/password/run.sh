@@ -104,7 +104,8 @@ calls() { wc -l <"$DLOG"; }
 HPID=$!
 for _ in $(seq 100); do [ -S "$HSOCK" ] && break; sleep 0.02; done
 [ -S "$HSOCK" ] || { bad "helper did not start: $(cat "$HLOG")"; finish; }
-[ "$(stat -c %a "$HSOCK")" = 666 ] && ok "helper socket is mode 0666" || bad "helper socket mode $(stat -c %a "$HSOCK")"
+[ "$(stat -c %a "$HSOCK")" = 666 ] && ok "helper socket is mode 0666 (from the umask at bind, no chmod)" || bad "helper socket mode $(stat -c %a "$HSOCK")"
+grep -q 'chmod(' "$REPO/Sources/PAM/password_helper.c" && bad "the helper still calls chmod (follows links)" || ok "the helper calls no chmod on a path"
 
 as_user() { runuser -u "$TUSER" -- "$PY" "$T/client.py" "$HSOCK" "$@"; }
 # check NAME WANT_REGEX OUT CALLS_BEFORE [WANT_NEW_CALLS]
@@ -133,14 +134,23 @@ t0=$(date +%s%N)
 out=$(printf '%s' "${PW}x" | as_user request "$TUSER" "$NONCE")
 ms=$((($(date +%s%N) - t0) / 1000000))
 check "wrong password -> wrong_password" "$(reason wrong_password)" "$out" "$c0"
-[ "$ms" -ge 1000 ] && ok "wrong password answered after PAM's fail delay (${ms} ms)" || bad "wrong password answered in ${ms} ms (no delay)"
+[ "$ms" -ge 1900 ] && [ "$ms" -lt 3000 ] && ok "wrong password answered after the fixed refusal delay (${ms} ms)" || bad "wrong password answered in ${ms} ms (wanted 2 s)"
+WRONG_OUT=$out
 
-# 2b. The right password of an expired account: refused by pam_acct_mgmt, no call.
+# 2b. The right password of an expired account: refused by pam_acct_mgmt, no call, with the
+# same answer in the same time as a wrong password (issue 33 item 9: neither tells a guesser
+# that the password was right).
 if command -v chage >/dev/null; then
     chage -E 1 "$TUSER"
     c0=$(calls)
+    t0=$(date +%s%N)
     out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
-    check "right password, expired account -> wrong_password (account)" "$(reason wrong_password)[^\"]*may not log in" "$out" "$c0"
+    ms2=$((($(date +%s%N) - t0) / 1000000))
+    check "right password, expired account -> wrong_password" "$(reason wrong_password)" "$out" "$c0"
+    [ "$out" = "$WRONG_OUT" ] && ok "expired account: the same answer as a wrong password" || bad "expired account answers differently: $out"
+    [ "$ms2" -ge 1900 ] && [ "$ms2" -lt 3000 ] && ok "expired account answered in ${ms2} ms, as a wrong password (${ms} ms)" ||
+        bad "expired account answered in ${ms2} ms (a wrong password: ${ms} ms)"
+    grep -q "outcome=wrong_password account=" "$HLOG" && ok "the log still tells the administrator it was the account" || bad "account refusal not logged"
     chage -E -1 "$TUSER"
 fi
 
@@ -217,6 +227,13 @@ daemon close
 c0=$(calls)
 out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
 check "daemon closes without answer -> daemon_unreachable" "$(reason daemon_unreachable)" "$out" "$c0" 1
+# Only {"ok": true} is a proof the daemon took (issue 33 item 8): any other result is refused.
+for mode in result_not_ok result_ok_string result_array; do
+    daemon $mode
+    c0=$(calls)
+    out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
+    check "daemon answers a result that is not ok:true ($mode) -> daemon_refused" "$(reason daemon_refused)" "$out" "$c0" 1
+done
 daemon event_then_ok
 c0=$(calls)
 out=$(printf '%s' "$PW" | as_user request "$TUSER" "$NONCE")
@@ -376,9 +393,28 @@ except OSError: pass' "$T/e2e/fake/s.sock" "$T/e2e/fake/got" &
         --camera replay0 --countdown 0 --frames 2 --quality 20 --socket "$RS" >"$T/e2e/out" 2>&1
     rc=$?
     wait "$FAKEPID" 2>/dev/null
-    if [ "$rc" != 0 ] && grep -q "not the root password helper" "$T/e2e/out" && ! grep -qF "$PW" "$T/e2e/fake/got" 2>/dev/null; then
+    if [ "$rc" != 0 ] && grep -q "not the root password helper (it belongs to uid" "$T/e2e/out" && ! grep -qF "$PW" "$T/e2e/fake/got" 2>/dev/null; then
         ok "e2e: authctl sends no password to a socket that is not root's"
     else bad "e2e: non-root password socket: rc $rc: $(tr '\n' ' ' <"$T/e2e/out" | head -c 200)"; fi
+    # The daemon's own user swaps the password socket for a link to the daemon's socket (whose
+    # listener, under socket activation, is systemd: root): authctl checks the path (a socket,
+    # root's, in a folder only root may change) and sends nothing (issue 33, item 8).
+    mkdir -p "$T/e2e/link" && chown nobody "$T/e2e/link"
+    runuser -u nobody -- ln -s "$RS" "$T/e2e/link/pw.sock"
+    printf '%s\n' "$PW" | runuser -u "$TUSER" -- env BIOMETRICD_PASSWORD_SOCKET="$T/e2e/link/pw.sock" "$BIOMETRICD_BIN/authctl" face enroll "$TUSER" \
+        --camera replay0 --countdown 0 --frames 2 --quality 20 --socket "$RS" >"$T/e2e/out" 2>&1
+    rc=$?
+    if [ "$rc" != 0 ] && grep -q "not the root password helper (it is not a socket" "$T/e2e/out" && ! grep -qF "$PW" "$T/e2e/daemon.log"; then
+        ok "e2e: a link to the daemon's socket in the helper's place gets no password"
+    else bad "e2e: link to the daemon socket: rc $rc: $(tr '\n' ' ' <"$T/e2e/out" | head -c 200)"; fi
+    # The same root-owned helper socket, reached through a folder others may write: refused.
+    mkdir -p "$T/e2e/open" && chmod 777 "$T/e2e/open"
+    ln "$T/e2e/pw.sock" "$T/e2e/open/pw.sock" 2>/dev/null || cp -a "$T/e2e/pw.sock" "$T/e2e/open/pw.sock"
+    printf '%s\n' "$PW" | runuser -u "$TUSER" -- env BIOMETRICD_PASSWORD_SOCKET="$T/e2e/open/pw.sock" "$BIOMETRICD_BIN/authctl" face enroll "$TUSER" \
+        --camera replay0 --countdown 0 --frames 2 --quality 20 --socket "$RS" >"$T/e2e/out" 2>&1
+    rc=$?
+    if [ "$rc" != 0 ] && grep -q "its folder is writable by others" "$T/e2e/out"; then ok "e2e: a helper socket in a folder others may write is not trusted"
+    else bad "e2e: open folder: rc $rc: $(tr '\n' ' ' <"$T/e2e/out" | head -c 200)"; fi
     printf '%s\n' "$PW" | enrol_as "$TUSER"
     rc=$?
     if [ "$rc" = 0 ] && [ "$(faces)" = 1 ]; then ok "e2e: with the right password the user enrols their first face"

@@ -40,7 +40,7 @@ extension Daemon {
                                           configured: { Self.biometricConfigured(store, user: $0) })
         let service = FIDOService(choice: choice, verifier: verifier, pins: DaemonPINVerifier(auth: auth, users: users),
                                   store: DaemonCredentialStore(store: store, users: users, capacity: configuration.quotas.keys),
-                                  logger: logger)
+                                  users: users, logger: logger)
         do {
             try await service.start()
         } catch {
@@ -72,23 +72,23 @@ extension Daemon {
         let context = CallContext(peer: peer, request: nil, connection: connection, security: Self.fidoVerification, ledger: ledger)
         do {
             guard let userPolicy = try store.policy(user: user.name) else {
-                logger.notice("FIDO verification: \(LogText(user.name)) is not enrolled")
+                logger.notice("FIDO verification: '\(LogText(user.name))' is not enrolled")
                 return .denied
             }
             let factors = userPolicy.factors.filter { $0 != .pin }
             guard !factors.isEmpty else {
-                logger.notice("FIDO verification: the policy of \(LogText(user.name)) has no face or finger factor")
+                logger.notice("FIDO verification: the policy of '\(LogText(user.name))' has no face or finger factor")
                 return .blocked
             }
             let result = try await authGroups.auth.authenticate(user: user.name, override: factors, pin: nil, camera: nil,
                                                                 timeoutMs: Self.fidoVerificationTimeoutMs(configuration), context: context,
                                                                 forceLiveness: true)
             let outcome = FIDOVerdict.outcome(result.run)
-            logger.notice("FIDO verification of \(LogText(user.name))\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) in \(result.durationMs) ms")
+            logger.notice("FIDO verification of '\(LogText(user.name))'\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) in \(result.durationMs) ms")
             return outcome
         } catch {
             let outcome = FIDOVerdict.outcome(error)
-            logger.notice("FIDO verification of \(LogText(user.name))\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) (\(error))")
+            logger.notice("FIDO verification of '\(LogText(user.name))'\(rpID.map { " for \($0)" } ?? ""): \(FIDOVerdict.describe(outcome)) (\(error))")
             return outcome
         }
     }

@@ -49,15 +49,59 @@ final class FIDOService: Sendable {
     let choice: FIDOTransportChoice
     private let authenticator: CTAP2Authenticator
     private let logger: Logger
+    /// Whom the authenticator serves (the seat's active user, or the kiosk user).
+    private let users: FIDOUserSource
+    /// Watches the seat's active user: a change re-creates the device (issue 33, item 6).
+    private let watcher = Mutex<Task<Void, Never>?>(nil)
+    /// How often the seat's active user is read (logind's state files: cheap).
+    static let seatPollMs = 1000
 
-    init(choice: FIDOTransportChoice, verifier: UserVerifier, pins: PINVerifier, store: CredentialStore, logger: Logger) {
+    init(choice: FIDOTransportChoice, verifier: UserVerifier, pins: PINVerifier, store: CredentialStore, users: FIDOUserSource,
+         logger: Logger) {
         self.choice = choice
         self.logger = logger
-        authenticator = CTAP2Authenticator(configuration: .init(aaguid: Self.aaguid), verifier: verifier, pins: pins, store: store)
+        self.users = users
+        var configuration = CTAP2Authenticator.Configuration(aaguid: Self.aaguid)
+        configuration.currentUser = { users.current()?.name }
+        authenticator = CTAP2Authenticator(configuration: configuration, verifier: verifier, pins: pins, store: store)
     }
 
-    /// Creates the device and serves it until `stop`.
+    /// Creates the device and serves it until `stop`; in seat mode, re-creates it whenever another
+    /// user comes to the front of the seat, so that a hidraw descriptor opened during the previous
+    /// session (or a token obtained then) serves nobody afterwards.
     func start() async throws {
+        try await startDevice()
+        guard case .seat = users.mode else { return }
+        let first = users.current()?.uid
+        let task = Task { [weak self] in
+            var served = first
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(Self.seatPollMs) * 1_000_000)
+                guard let self, !Task.isCancelled else { return }
+                let now = self.users.current()?.uid
+                if now != served {
+                    served = now
+                    await self.userChanged(to: now)
+                }
+            }
+        }
+        watcher.withLock { $0 = task }
+    }
+
+    /// Another user (or none) is in front of the seat: forget the previous user's state and
+    /// re-create the device.
+    func userChanged(to uid: UInt32?) async {
+        logger.notice("FIDO2: the seat's active user changed (now \(uid.map { "uid \($0)" } ?? "nobody")): the device is re-created")
+        await authenticator.userChanged()
+        await stopDevice()
+        do {
+            try await startDevice()
+        } catch {
+            logger.error("FIDO2 device not re-created after the user change: \(error)")
+        }
+    }
+
+    private func startDevice() async throws {
         let transport: Transport
         switch choice {
         case .uhid: transport = .uhid(try UHIDTransport())
@@ -72,6 +116,14 @@ final class FIDOService: Sendable {
 
     /// Removes the device (its hidraw node goes away) and ends any request in progress.
     func stop() async {
+        watcher.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+        await stopDevice()
+    }
+
+    private func stopDevice() async {
         guard let current = running.withLock({ state -> (transport: Transport, device: CTAPHIDDevice, reader: Task<Void, Never>)? in
             defer { state = nil }
             return state

@@ -69,7 +69,7 @@ struct AuthMethods: MethodGroup {
             guard proofs.proven(user: p.user, nonce: p.nonce) else {
                 throw RPCError.app(.notFound, "no password proof of '\(p.user)' waits for that nonce (expired, used, or its connection closed)")
             }
-            logger.notice("account password of \(LogText(p.user)) proven (reported by uid \(context.peer.uid))")
+            logger.notice("account password of '\(LogText(p.user))' proven (reported by uid \(context.peer.uid))")
             return OKResult(ok: true)
         }
         table.register(Method.pinReset, .admin("pin.reset")) { [self] (context, p: PINResetParams) in
@@ -78,7 +78,7 @@ struct AuthMethods: MethodGroup {
             } catch StoreError.notFound {
                 throw RPCError.userNotEnrolled(p.user)
             }
-            logger.notice("PIN of \(LogText(p.user)) reset by uid \(context.peer.uid)\(p.removePIN == true ? " (removed)" : "")")
+            logger.notice("PIN of '\(LogText(p.user))' reset by uid \(context.peer.uid)\(p.removePIN == true ? " (removed)" : "")")
             let pin = try store.pin(user: p.user)
             return PINResult(ok: true, retriesLeft: pin?.retriesLeft(maxRetries: auth.pinMaxRetries))
         }
@@ -101,16 +101,16 @@ struct AuthMethods: MethodGroup {
                 next.requireLiveness = live
             }
             try store.setPolicy(user: p.user, next)
-            logger.notice("policy of \(LogText(p.user)) set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
+            logger.notice("policy of '\(LogText(p.user))' set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
             return Self.wire(next, user: p.user)
         }
         table.register(Method.authLockoutClear, .admin("auth.lockout.clear")) { [self] (context, p: LockoutClearParams) in
             if let user = p.user {
                 guard try store.clearLockout(user: user) else { throw RPCError.userNotEnrolled(user) }
-                logger.notice("biometric lockout of \(LogText(user)) cleared by uid \(context.peer.uid)")
+                logger.notice("biometric lockout of '\(LogText(user))' cleared by uid \(context.peer.uid)")
             } else if let camera = p.camera {
                 try store.clearCameraLockout(camera: camera)
-                logger.notice("identification lockout of camera \(LogText(camera)) cleared by uid \(context.peer.uid)")
+                logger.notice("identification lockout of camera '\(LogText(camera))' cleared by uid \(context.peer.uid)")
             }
             return OKResult(ok: true)
         }
@@ -148,7 +148,7 @@ struct AuthMethods: MethodGroup {
             let record = try store.addKey(user: p.user, appID: p.appID, aaid: p.aaid, handle: key.handle,
                                           publicKeyPEM: key.publicKeyPEM, privateKey: key.privateKey,
                                           quota: quotas.quota(.keys, isAdmin: context.peer.isAdmin))
-            logger.notice("key registered for \(LogText(p.user)) (\(p.aaid), app \(p.appID.prefix(60)))")
+            logger.notice("key registered for '\(LogText(p.user))' (\(p.aaid), app \(p.appID.prefix(60)))")
             return Self.wire(record)
         }
         table.register(Method.keyList, .selfOrAdmin("list the keys of") { $0.user }) { [self] (context, p: UserParams) in
@@ -158,7 +158,7 @@ struct AuthMethods: MethodGroup {
         table.register(Method.keyDeregister, .selfReverifiedOrAdmin("deregister the keys of") { $0.user }) { [self] (context, p: KeyDeregisterParams) in
             do {
                 let n = try store.removeKeys(user: p.user, handle: p.keyHandle)
-                logger.notice("\(n) key(s) of \(LogText(p.user)) deregistered")
+                logger.notice("\(n) key(s) of '\(LogText(p.user))' deregistered")
                 return RemovedResult(removed: n)
             } catch StoreError.notFound {
                 throw RPCError.app(.notFound, "no key '\(p.keyHandle ?? "")' for user '\(p.user)'")
@@ -185,7 +185,7 @@ struct AuthMethods: MethodGroup {
             let (counter, privateKey) = try store.nextSignature(handle: key.handle)
             let signature = try BoundKey.sign(privateKey: privateKey, appID: key.appID, challenge: p.challengeBytes ?? Data(),
                                               userVerified: outcome != nil, counter: counter)
-            logger.notice("key.sign for \(LogText(p.user)) (\(key.aaid)) counter \(counter) after \(outcome?.factor ?? "no factor (policy none)")")
+            logger.notice("key.sign for '\(LogText(p.user))' (\(key.aaid)) counter \(counter) after \(outcome?.factor ?? "no factor (policy none)")")
             return KeySignResult(ok: true, keyHandle: key.handle, signature: signature.der.base64EncodedString(),
                                  authenticatorData: signature.authenticatorData.base64EncodedString(), counter: Int(counter),
                                  userVerified: outcome != nil, factor: outcome?.factor, tried: outcome?.tried ?? [],
@@ -278,7 +278,7 @@ struct AuthMethods: MethodGroup {
                 }
             })
         let durationMs = Int((monotonicNanoseconds() - started) / 1_000_000)
-        if run.pinFallback { logger.notice("auth.authenticate \(LogText(user)): biometrics locked, the PIN stood in (KOBIL's temporary switch)") }
+        if run.pinFallback { logger.notice("auth.authenticate '\(LogText(user))': biometrics locked, the PIN stood in (KOBIL's temporary switch)") }
         switch run.outcome {
         case .passed, .failed:
             return AuthenticationRun(user: user, run: run, durationMs: durationMs)

@@ -34,7 +34,7 @@ extension FingerMethods {
             NewTemplate(id: p.templateID, position: $0.position?.name, quality: Double($0.quality),
                         meta: "{\"source\":\"import\",\"format\":\"\(source.rawValue)\"}", payload: Data($0.encoded()))
         }, quota: limits.quotas.templates(.finger, isAdmin: context.peer.isAdmin))
-        logger.notice("finger.add by uid \(context.peer.uid): \(added.count) \(source.rawValue) template(s) for '\(p.user)'")
+        logger.notice("finger.add by uid \(context.peer.uid): \(added.count) \(source.rawValue) template(s) for '\(LogText(p.user))'")
         return TemplateIDs(templates: added.map(\.id))
     }
 
