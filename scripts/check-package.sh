@@ -133,10 +133,13 @@ check "no biometricd process after install" sh -c '! grep -qx biometricd /proc/[
 check "nothing under /var/lib/biometricd yet (no key, no database)" sh -c '[ -z "$(ls -A /var/lib/biometricd | grep -v "^models$")" ]'
 
 echo "-- PAM: pam-auth-update"
-check "installing leaves common-auth alone (Default: no, as fprintd)" sh -c '! grep -q pam_biometricd /etc/pam.d/common-auth'
+check "installing leaves the primary block alone (Default: no, as fprintd)" sh -c '! grep -v after_password /etc/pam.d/common-auth | grep -q pam_biometricd'
+check "only the inert recovery line is added, after pam_permit (Additional)" sh -c '
+    r=$(grep -n "pam_biometricd.so after_password" /etc/pam.d/common-auth | cut -d: -f1); p=$(grep -n "pam_permit.so" /etc/pam.d/common-auth | cut -d: -f1)
+    [ -n "$r" ] && [ -n "$p" ] && [ "$r" -gt "$p" ] && grep -qE "^auth[[:space:]]+optional[[:space:]]+pam_biometricd.so after_password" /etc/pam.d/common-auth'
 check "pam-auth-update --enable biometricd" pam-auth-update --enable biometricd
 check "pam_biometricd is in common-auth, before pam_unix" sh -c '
-    b=$(grep -n "pam_biometricd.so" /etc/pam.d/common-auth | cut -d: -f1); u=$(grep -n "pam_unix.so" /etc/pam.d/common-auth | cut -d: -f1)
+    b=$(grep -n "pam_biometricd.so" /etc/pam.d/common-auth | grep -v after_password | cut -d: -f1); u=$(grep -n "pam_unix.so" /etc/pam.d/common-auth | cut -d: -f1)
     [ -n "$b" ] && [ -n "$u" ] && [ "$b" -lt "$u" ]'
 check "its line jumps over the password on success only" grep -qE '^auth[[:space:]]+\[success=[0-9]+ default=ignore\][[:space:]]+pam_biometricd.so' /etc/pam.d/common-auth
 sed -n '/^# here are the per-package modules/,/^# end of pam-auth-update config/p' /etc/pam.d/common-auth | sed 's/^/        common-auth: /'
@@ -187,11 +190,11 @@ stop_daemon
 
 echo "-- upgrade in place (same version again: prerm upgrade, postinst configure)"
 check "dpkg -i over the installed package" dpkg -i "/check/$DEB"
-check "still one pam_biometricd line in common-auth" [ "$(grep -c pam_biometricd.so /etc/pam.d/common-auth)" = 1 ]
+check "still one primary and one recovery pam_biometricd line in common-auth" [ "$(grep -c pam_biometricd.so /etc/pam.d/common-auth)" = 2 ]
 
 echo "-- pam-auth-update --disable"
 check "pam-auth-update --disable biometricd" pam-auth-update --disable biometricd
-check "common-auth no longer names pam_biometricd" sh -c '! grep -q pam_biometricd /etc/pam.d/common-auth'
+check "common-auth's primary block no longer names pam_biometricd" sh -c '! grep -v after_password /etc/pam.d/common-auth | grep -q pam_biometricd'
 check "pam_unix is the first auth module again" sh -c 'grep -E "^auth" /etc/pam.d/common-auth | head -1 | grep -q pam_unix.so'
 pam-auth-update --enable biometricd
 

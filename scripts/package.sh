@@ -240,6 +240,9 @@ install -D -m 0644 systemd/biometricd-fido.modules-load "$ROOT/usr/lib/modules-l
 install -D -m 0644 share/ir-emitters.conf "$ROOT/usr/share/biometricd/ir-emitters.conf"
 install -D -m 0644 "$CONF" "$ROOT/etc/biometricd/biometricd.conf"
 install -D -m 0644 debian/pam-configs-biometricd "$ROOT/usr/share/pam-configs/biometricd"
+# Inert until the primary line runs and fails in the same stack: clears the biometric lockout
+# after a password typed in that stack succeeded (Docs/pam.md "Recovery by password").
+install -D -m 0644 debian/pam-configs-biometricd-recovery "$ROOT/usr/share/pam-configs/biometricd-recovery"
 install -D -m 0644 Sources/PAM/biometricd-enroll.pam "$ROOT/etc/pam.d/biometricd-enroll"
 
 for m in "${MANPAGES[@]}"; do

@@ -726,7 +726,7 @@ static int bind_socket(const char *path)
     }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) { logmsg("socket: %s", strerror(errno)); return -1; }
-    /* Mode 0666 from the umask at bind time: a chmod() by path afterwards would follow a link
+    /* Mode 0666 from the umask at bind time: a chmod by path afterwards would follow a link
      * put there in between (issue 33, item 8). */
     mode_t old = umask(0111);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
