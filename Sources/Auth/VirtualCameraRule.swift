@@ -1,5 +1,5 @@
 /// Which biometric runs may use a virtual capture device (`refuse_virtual_cameras`, formerly
-/// `face_liveness_refuse_virtual`).
+/// `face_liveness_refuse_virtual`), for face and finger.
 ///
 /// Why: liveness checks judge what a camera *sees*; they cannot judge frames that never passed
 /// through a sensor. A virtual capture driver (v4l2loopback — OBS's virtual camera —, vivid) lets

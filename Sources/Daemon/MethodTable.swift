@@ -85,6 +85,9 @@ public struct MethodTable: Sendable {
     public private(set) var declarations: [String: MethodSecurity] = [:]
     /// Every method's access rule, by name.
     public var rules: [String: AccessRule] { declarations.mapValues(\.access) }
+    /// For methods whose rule names a user: which user decoded params act on (AccessMatrixTests
+    /// checks each one reads the call's own `user`).
+    private(set) var userOf: [String: @Sendable (JSONValue?) throws -> String?] = [:]
     let policy: AccessPolicy
     /// The floors of every capture knob.
     let callers: CallerLimits
@@ -105,6 +108,7 @@ public struct MethodTable: Sendable {
         precondition(requires.floors == nil || P.self is CaptureKnobs.Type, "\(name) declares floors but \(P.self) has no capture knobs")
         let security = MethodSecurity(access: access.rule, requires: requires, grants: grants)
         declarations[name] = security
+        if let user = access.user { userOf[name] = { try user(P.decode(from: $0)) } }
         let policy = self.policy, callers = self.callers, ledger = self.ledger
         handlers[name] = { context, params in
             let decoded = try P.decode(from: params)
@@ -127,6 +131,7 @@ public struct MethodTable: Sendable {
         _ name: String, _ access: Access<P>, _ body: @escaping @Sendable (CallContext, P) throws -> R
     ) {
         declarations[name] = MethodSecurity(access: access.rule)
+        if let user = access.user { userOf[name] = { try user(P.decode(from: $0)) } }
         let policy = self.policy
         let run: ImmediateHandler = { context, params in
             let decoded = try P.decode(from: params)

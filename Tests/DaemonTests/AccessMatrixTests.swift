@@ -55,6 +55,30 @@ final class AccessMatrixTests: XCTestCase {
         }
     }
 
+    /// Each method whose rule names a user acts on the call's own `user` param: the extractor
+    /// declared with the rule is checked on real params of every such method.
+    func testEveryUserRuleReadsTheCallsOwnUser() throws {
+        let table = try Self.table()
+        let template = Data([0x42, 0x4d, 0x46, 0x54]).base64EncodedString()
+        let extra: [String: [String: JSONValue]] = [
+            "pin.set": ["pin": "1234"], "pin.verify": ["pin": "1234"],
+            "key.register": ["app_id": "https://example.com", "aaid": "FFFF#0001"],
+            "key.sign": ["key_handle": "abc", "challenge": "AAAA"],
+            "auth.password.proven": ["nonce": "n"], "face.add": ["template": .string(template)],
+            "finger.add": ["template": .string(template)],
+        ]
+        var checked = 0
+        for method in table.methods {
+            guard let rule = table.rules[method], [.selfOrAdmin, .selfReverifiedOrAdmin, .selfOrAdminOrStepUp].contains(rule) else { continue }
+            var params: [String: JSONValue] = ["user": "zed"]
+            params.merge(extra[method] ?? [:]) { $1 }
+            let extractor = try XCTUnwrap(table.userOf[method], "\(method): a self rule without a user extractor")
+            XCTAssertEqual(try extractor(.object(params)), "zed", method)
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 20)
+    }
+
     static func table() throws -> MethodTable {
         let root = "/tmp/bmd-matrix-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)

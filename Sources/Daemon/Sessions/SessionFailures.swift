@@ -22,7 +22,7 @@ extension RPCError {
                           livenessScore: score, hint: "use a real camera", ["frame_difference": .double(difference)])
         case .spoof(.virtualCamera(let driver), let score):
             self = .spoof("the camera is a virtual capture device (driver \(driver)): its frames never passed a sensor", cue: "virtual_camera",
-                          livenessScore: score, hint: "use a real camera (face_liveness_refuse_virtual)", ["driver": .string(driver)])
+                          livenessScore: score, hint: "use a real camera (refuse_virtual_cameras)", ["driver": .string(driver)])
         case .spoof(.border(let fraction), let score):
             self = .spoof("the face is shown on a screen or a print (it sits inside straight borders)", cue: "border",
                           livenessScore: score, ["framed_fraction": .double(fraction)])

@@ -101,6 +101,6 @@ public enum SpoofCue: Sendable, Equatable {
     /// Consecutive frames were the same picture: a still image, not a live sensor.
     case stillFrames(medianDifference: Double)
     /// The camera is a virtual capture device (no sensor behind it) and
-    /// `face_liveness_refuse_virtual` refuses it here (`VirtualCameraRule`).
+    /// `refuse_virtual_cameras` refuses it before capture (`VirtualCameraRule`, in Auth).
     case virtualCamera(driver: String)
 }
