@@ -8,6 +8,9 @@ import Foundation
 import Logging
 import Synchronization
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The FIDO2 authenticator's daemon wiring: who verifies, how a verification run maps to CTAP,
 /// and the authenticator running over the daemon's own store and PIN (issue 24).
@@ -193,6 +196,53 @@ final class FIDOWiringTests: XCTestCase {
         let (s3, _) = await r.platform.getAssertion(rpID: "other.org", allow: [handle], uv: true)
         XCTAssertEqual(s3, .success)
         XCTAssertEqual(try r.store.nextFIDOSignatureCount(user: "ann", credentialID: Data(handle)), 2)
+    }
+
+    /// Issue 33 item 6: when another user comes to the front of the seat, the device is
+    /// re-created: a descriptor opened during the previous session serves nobody afterwards (its
+    /// connection ends, as a hidraw node's does when the uhid device goes), and a new one serves
+    /// the new user.
+    func testTheDeviceIsRecreatedWhenTheSeatsUserChanges() async throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let active = Mutex<UInt32?>(1000)
+        let accounts = [UInt32(1000): FIDOUser(name: "ann", uid: 1000, gid: 1000), 1001: FIDOUser(name: "bo", uid: 1001, gid: 1001)]
+        let users = FIDOUserSource(mode: .seat("seat0"), activeUID: { _ in active.withLock { $0 } }, account: { accounts[$0] })
+        let verifier = DaemonUserVerifier(users: users, attempt: { _, _ in .denied }, lockout: { _ in nil }, rules: LockoutRules())
+        let path = dir + "/fido.sock"
+        let service = FIDOService(choice: .testSocket(path: path), verifier: verifier, pins: InMemoryPINVerifier(pin: nil),
+                                  store: InMemoryCredentialStore(), users: users, logger: Logger(label: "test"))
+        try await service.start()
+        func open() throws -> Int32 {
+            let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+            let rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard rc == 0 else { throw POSIXError(.ECONNREFUSED) }
+            return fd
+        }
+        /// Whether the connection is ended within `seconds` (recv returns 0).
+        func ended(_ fd: Int32, within seconds: Double) -> Bool {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, Int32(seconds * 1000)) == 1 else { return false }
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+        }
+        let ann = try open()
+        defer { close(ann) }
+        XCTAssertFalse(ended(ann, within: 0.3), "ann's descriptor serves while ann is in front")
+        active.withLock { $0 = 1001 }
+        XCTAssertTrue(ended(ann, within: Double(FIDOService.seatPollMs) / 1000 * 3), "bo came to the front: ann's descriptor is cut off")
+        var bo: Int32 = -1
+        for _ in 0..<50 where bo < 0 {
+            bo = (try? open()) ?? -1
+            if bo < 0 { try await Task.sleep(nanoseconds: 50_000_000) }
+        }
+        XCTAssertGreaterThanOrEqual(bo, 0, "a new device serves bo")
+        if bo >= 0 { close(bo) }
+        await service.stop()
     }
 
     func testDeniedVerificationMakesNothing() async throws {
