@@ -47,13 +47,15 @@ final class AuthService: Sendable {
 
     /// Throws `LockoutRefusal` (locked_out 5001 at the edge) when `user`'s biometrics are locked.
     func checkBiometric(_ user: String) throws(LockoutRefusal) {
-        let state: LockoutState
-        do { state = try store.lockout(user: user) } catch {
-            // A store that cannot be read fails closed.
-            throw LockoutRefusal(subject: .user(user), status: .lockedUntilPIN, failures: 0)
-        }
+        try check(.user(user)) { try store.lockout(user: user) }
+    }
+
+    /// Refuses when `subject`'s lock (read by `read`) is closed; a store that cannot be read
+    /// fails closed.
+    private func check(_ subject: LockoutRefusal.Subject, _ read: () throws -> LockoutState) throws(LockoutRefusal) {
+        guard let state = try? read() else { throw LockoutRefusal(subject: subject, status: .lockedUntilPIN, failures: 0) }
         let status = state.status(now: Self.now, rules: lockoutRules)
-        guard status == .open else { throw LockoutRefusal(subject: .user(user), status: status, failures: state.failures) }
+        guard status == .open else { throw LockoutRefusal(subject: subject, status: status, failures: state.failures) }
     }
 
     /// Applies an attempt's lockout effect (decided by `TrustPolicy`, applied by `TrustLedger`):
@@ -82,12 +84,7 @@ final class AuthService: Sendable {
     /// administrator clears it (auth.lockout.clear). A door or a greeter is then no oracle for
     /// trying faces.
     func checkCamera(_ camera: String) throws(LockoutRefusal) {
-        let state: LockoutState
-        do { state = try store.cameraLockout(camera: camera) } catch {
-            throw LockoutRefusal(subject: .camera(camera), status: .lockedUntilPIN, failures: 0)
-        }
-        let status = state.status(now: Self.now, rules: lockoutRules)
-        guard status == .open else { throw LockoutRefusal(subject: .camera(camera), status: status, failures: state.failures) }
+        try check(.camera(camera)) { try store.cameraLockout(camera: camera) }
     }
 
     /// Counts an identification on `camera` by its verdict.

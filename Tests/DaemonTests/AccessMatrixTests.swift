@@ -93,16 +93,7 @@ final class AccessMatrixTests: XCTestCase {
     }
 
     func testEveryMethodDeclaresTheExpectedRule() throws {
-        let root = "/tmp/bmd-matrix-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        var configuration = DaemonConfiguration()
-        configuration.socketPath = root + "/s"
-        configuration.stateDirectory = root + "/state"
-        configuration.modelDirectories = [root + "/no-models"]
-        configuration.cameras = [try .init(parsing: "replay:\(lfw)/Aaron_Eckhart?fps=5")]
-        let daemon = try Daemon(configuration: configuration, logger: Logger(label: "test"))
-        let table = daemon.methodTable
+        let table = try Self.table()
         XCTAssertEqual(Set(table.methods), Set(table.rules.keys), "every handler has a rule")
         for method in table.methods {
             XCTAssertEqual(table.rules[method], Self.expected[method], "\(method): declared \(table.rules[method].map(\.rawValue) ?? "none")")
