@@ -21,8 +21,11 @@ public struct ReplayDevice: CameraDevice {
     let loop: Bool
     /// Image files in play order; nil for a video file.
     let images: [String]?
+    /// What pacing reads and waits on (the monotonic clock; a test's own in tests).
+    let clock: PacingClock
 
-    public init(spec: CameraSpec, id: String) throws(CameraError) {
+    public init(spec: CameraSpec, id: String, clock: PacingClock = .system) throws(CameraError) {
+        self.clock = clock
         guard case .replay(let path, let fps, let loop, _) = spec else {
             throw .invalidSpec(spec.description, reason: "not a replay spec")
         }
@@ -86,12 +89,13 @@ final class ReplayStream: FrameSource {
     private var video: OpaquePointer?
     private var index = 0
     private var sequence: UInt64 = 0
-    private let start = monotonicNanoseconds()
+    private let start: UInt64
     private let greyPool = PixelBufferPool()
     private let bgrPool = PixelBufferPool()
 
     init(device: ReplayDevice) throws(CameraError) {
         self.device = device
+        start = device.clock.now()
         if device.images == nil { try openVideo() }
     }
 
@@ -106,14 +110,14 @@ final class ReplayStream: FrameSource {
     func nextFrame(timeoutMs: Int) throws(CameraError) -> Frame {
         // Pace: frame `sequence` is due at start + sequence/fps.
         let due = start + UInt64(Double(sequence) / device.fps * 1e9)
-        let now = monotonicNanoseconds()
+        let now = device.clock.now()
         if due > now {
             let wait = due - now
             if wait > UInt64(timeoutMs) * 1_000_000 {
-                sleepNanoseconds(UInt64(timeoutMs) * 1_000_000)
+                device.clock.sleep(UInt64(timeoutMs) * 1_000_000)
                 throw .timeout(device.id)
             }
-            sleepNanoseconds(wait)
+            device.clock.sleep(wait)
         }
         let image: OpaquePointer
         var owned = false
@@ -155,6 +159,20 @@ final class ReplayStream: FrameSource {
     }
 
     deinit { close() }
+}
+
+/// The clock a replay camera paces its frames by: the monotonic clock and nanosleep, or a test's
+/// (which then checks the pacing without reading wall-clock time).
+public struct PacingClock: Sendable {
+    public var now: @Sendable () -> UInt64
+    public var sleep: @Sendable (UInt64) -> Void
+
+    public init(now: @escaping @Sendable () -> UInt64, sleep: @escaping @Sendable (UInt64) -> Void) {
+        self.now = now
+        self.sleep = sleep
+    }
+
+    public static let system = PacingClock(now: { monotonicNanoseconds() }, sleep: { sleepNanoseconds($0) })
 }
 
 func sleepNanoseconds(_ ns: UInt64) {

@@ -50,13 +50,9 @@ final class CameraOrientationTests: XCTestCase {
         let frame = Frame(width: 640, height: 480, grey: pool.buffer(count: 640 * 480), bgr: pool.buffer(count: 640 * 480 * 3),
                           timestampNs: 0, sequence: 0, isInfrared: false)
         let greyPool = PixelBufferPool(), bgrPool = PixelBufferPool()
+        // (Its cost is a benchmark's business, not a test's: no wall-clock assertion here.)
         for rotate in [90, 180] {
-            let start = monotonicNanoseconds()
-            let n = 200
-            for _ in 0..<n { XCTAssertNotNil(orient(frame, CameraOrientation(rotate: rotate, mirror: false), greyPool: greyPool, bgrPool: bgrPool)) }
-            let ms = Double(monotonicNanoseconds() - start) / 1e6 / Double(n)
-            print(String(format: "orientation: rotate=%d of a 640x480 grey+BGR frame: %.3f ms per frame", rotate, ms))
-            XCTAssertLessThan(ms, 20)
+            for _ in 0..<20 { XCTAssertNotNil(orient(frame, CameraOrientation(rotate: rotate, mirror: false), greyPool: greyPool, bgrPool: bgrPool)) }
         }
         XCTAssertGreaterThan(greyPool.idleCount, 0, "planes come back to the source's pool: no allocation per frame")
     }

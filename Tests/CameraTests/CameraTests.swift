@@ -2,6 +2,7 @@ import BiometricCore
 @testable import BiometricCamera
 import Foundation
 import Logging
+import Synchronization
 import XCTest
 
 /// ../shared/data next to the repository.
@@ -88,26 +89,43 @@ final class ReplayTests: XCTestCase {
 
     func testFramesAreInNameOrderPacedAndEndWithoutLoop() throws {
         let dir = try makeFolder(count: 5)
-        let device = try ReplayDevice(spec: .replay(path: dir, fps: 20, loop: false), id: "r")
+        // A clock of the test's own: pacing is checked by what the replay waits for, not by
+        // reading wall-clock time.
+        let clock = FakePacingClock()
+        let device = try ReplayDevice(spec: .replay(path: dir, fps: 20, loop: false), id: "r", clock: clock.clock)
         XCTAssertEqual(device.description.formats.first?.width, 32)
         XCTAssertFalse(device.description.isInfrared)
         let source = try device.open(CaptureRequest())
-        let start = monotonicNanoseconds()
         var values: [UInt8] = []
+        var times: [UInt64] = []
         for _ in 0..<5 {
             let frame = try source.nextFrame(timeoutMs: 2000)
+            times.append(clock.now)
             XCTAssertEqual(frame.width, 32)
             XCTAssertNotNil(frame.bgr)
             values.append(frame.grey.pointer[0])
         }
-        let elapsed = Double(monotonicNanoseconds() - start) / 1e9
         XCTAssertEqual(values, [0, 20, 40, 60, 80], "frames come in file-name order")
-        // 5 frames at 20 fps: the 5th is due 4/20 s after the first. Pacing never runs early.
-        XCTAssertGreaterThanOrEqual(elapsed, 0.19)
+        // 5 frames at 20 fps: frame n is handed out at n/20 s, never earlier.
+        XCTAssertEqual(times, [0, 50, 100, 150, 200].map { UInt64($0) * 1_000_000 })
         XCTAssertThrowsError(try source.nextFrame(timeoutMs: 2000)) { error in
             guard case .lost(_, let reason)? = error as? CameraError else { return XCTFail("\(error)") }
             XCTAssertEqual(reason, "end of replay")
         }
+    }
+
+    /// A frame due later than the caller will wait is a camera time-out after that wait.
+    func testAFrameDueAfterTheTimeoutIsATimeout() throws {
+        let clock = FakePacingClock()
+        let device = try ReplayDevice(spec: .replay(path: try makeFolder(count: 3), fps: 2, loop: false), id: "r", clock: clock.clock)
+        let source = try device.open(CaptureRequest())
+        _ = try source.nextFrame(timeoutMs: 100)
+        XCTAssertThrowsError(try source.nextFrame(timeoutMs: 100)) { error in
+            XCTAssertEqual(error as? CameraError, .timeout("r"))
+        }
+        XCTAssertEqual(clock.now, 100_000_000, "it waited the caller's 100 ms, not the frame's 500")
+        clock.advance(400_000_000)
+        XCTAssertNoThrow(try source.nextFrame(timeoutMs: 100), "due now")
     }
 
     func testLoopStartsOver() throws {
@@ -212,5 +230,15 @@ final class RegistryTests: XCTestCase {
         XCTAssertThrowsError(try registry.acquire("nope")) { XCTAssertEqual($0 as? CameraError, .notFound("nope")) }
         lease.release()
         XCTAssertNoThrow(try registry.acquire(dir).release(), "a camera is also found by its path")
+    }
+}
+
+/// A pacing clock that only moves when the replay sleeps (or the test advances it).
+final class FakePacingClock: Sendable {
+    private let time = Mutex<UInt64>(0)
+    var now: UInt64 { time.withLock { $0 } }
+    func advance(_ ns: UInt64) { time.withLock { $0 += ns } }
+    var clock: PacingClock {
+        PacingClock(now: { [self] in now }, sleep: { [self] in advance($0) })
     }
 }

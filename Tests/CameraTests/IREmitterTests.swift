@@ -263,29 +263,18 @@ final class IREmitterControllerTests: XCTestCase {
         XCTAssertNil(emitters.state(of: "webcam"))
     }
 
-    /// The time from a stream's start to its first non-dark frame, when the fake camera's frames
-    /// turn bright only once the entry's SET_CUR has landed: the overhead of applying the entry
-    /// through the capture path (a real sensor adds its own exposure time on top).
-    func testTimeToTheFirstLitFrame() async throws {
+    /// The fake camera's frames turn bright only once the entry's SET_CUR has landed: the very
+    /// first frame of every stream is lit, so the entry is applied before streaming.
+    func testTheFirstFrameIsLit() async throws {
         let emitters = try controller()
-        var samples: [Double] = []
         for _ in 0..<20 {
             let fake = FakeUVCDevice(controls: [(14, 6, .init(cur: [1, 3, 1, 0, 0, 0, 0, 0, 0]))], on: on)
             let device = FakeIRCamera(emitters: emitters, channel: fake, location: zenbook)
-            let start = monotonicNanoseconds()
             let capture = try CaptureSession(device: device, request: CaptureRequest(), queueCapacity: 3)
             let frame = try await capture.frames.next()
-            let ms = Double(monotonicNanoseconds() - start) / 1e6
             await capture.stop()
             XCTAssertGreaterThan(meanBrightness(frame), 100, "the very first frame is lit: the entry was applied before streaming")
-            samples.append(ms)
         }
-        samples.sort()
-        let median = samples[samples.count / 2]
-        print(String(format: "IR emitter: stream start to first lit frame (fake device, 640x480): median %.3f ms, max %.3f ms over %d starts",
-                     median, samples.last!, samples.count))
-        XCTAssertLessThan(median, 50)
-
         // Without the entry the same camera stays dark.
         let dark = FakeUVCDevice(controls: [(14, 6, .init(cur: [1, 3, 1, 0, 0, 0, 0, 0, 0]))], on: on)
         let unknown = USBLocation(device: USBDeviceID(vendor: 0x1234, product: 0x5678), interface: 0, devicePath: "/x")

@@ -207,13 +207,12 @@ final class FIDODaemonTests: XCTestCase {
             .init(7, .map([.init("rk", true), .init("uv", true)])),
         ])))
         usleep(800_000)
-        let cancelled = Date()
         host.send(.cancel, [])
-        let reply = try XCTUnwrap(host.receive(timeout: 10))
-        let tookMs = Date().timeIntervalSince(cancelled) * 1000
+        // The answer must come within the 10 s this waits, well before the session's own 30 s
+        // timeout: it comes because of the cancel (no wall-clock assertion needed).
+        let reply = try XCTUnwrap(host.receive(timeout: 10), "no answer to the cancel before the 30 s session timeout")
         XCTAssertEqual(reply.0, 0x90)
         XCTAssertEqual(reply.1, [CTAPStatus.keepaliveCancel.rawValue])
-        XCTAssertLessThan(tookMs, 3000, "the capture stops on cancel, not at its 30 s timeout")
         XCTAssertGreaterThan(host.keepalives, 3, "UPNEEDED keepalives while it waited")
         let (status, _) = try host.cbor(0x04, .map([]))
         XCTAssertEqual(status, .success, "answers again after the cancel")

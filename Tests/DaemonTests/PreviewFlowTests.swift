@@ -48,10 +48,9 @@ final class PreviewFlowTests: XCTestCase {
             guard event["preview"] != nil else { return nil }
             return (at, try XCTUnwrap(try event.decode(FaceFrameEvent.self).preview))
         }
-        let span = (frames.last?.at ?? 0) - (frames.first?.at ?? 0)
-        XCTAssertGreaterThanOrEqual(previews.count, 3, "previews over \(span) s")
-        // Frame time paces them: at 4 a second, never more than one per 250 ms of session (+1 for the first).
-        XCTAssertLessThanOrEqual(Double(previews.count), span * 4 + 2, "\(previews.count) previews in \(span) s")
+        XCTAssertGreaterThanOrEqual(previews.count, 3)
+        // Frame time paces them (at most one per 250 ms of frame timestamps: PreviewScheduleTests,
+        // on synthetic timestamps; no wall-clock assertion here).
         XCTAssertLessThan(previews.count, frames.count, "not every event carries a preview at 15 frames/s and 4 previews/s")
         for (_, preview) in previews {
             XCTAssertEqual(preview.width, 125)
