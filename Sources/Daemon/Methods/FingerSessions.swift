@@ -120,7 +120,7 @@ extension FingerMethods {
             var matches: [FingerPosition: [FingerMatch]] = [:]
             for print in prints {
                 guard let ranked = try? await finger.run({
-                    finger.rank(try finger.extract(print.image, position: print.position), among: references)
+                    finger.rank(try finger.probes(print.image, position: print.position, for: references.sources), among: references)
                 }) else { continue }
                 matches[print.position] = ranked.map {
                     FingerMatch(user: $0.reference.user, templateID: $0.reference.templateID, position: $0.reference.position, score: $0.score)

@@ -144,29 +144,46 @@ public struct FingerMatcher: Sendable {
                        threads: Int = 1) -> [(index: Int, score: Double)] {
         let slices = max(1, min(threads, gallery.count / 256 + 1))
         let chunk = (gallery.count + slices - 1) / max(1, slices)
-        let partial = Mutex<[(slice: Int, found: [(index: Int, similarity: Double)])]>([])
+        let partial = Mutex<[(slice: Int, found: [Ranked])]>([])
         let work = { @Sendable (slice: Int) in
             let range = min(gallery.count, slice * chunk)..<min(gallery.count, (slice + 1) * chunk)
-            // Ranked by score: a gallery may hold both sources, whose similarities differ in scale.
-            let found = Self.best(limit, of: range.lazy.map { ($0, self.score(probe, gallery[$0])) })
+            let found = Self.best(limit, of: range.lazy.map { self.ranked(probe, gallery[$0], index: $0) })
             partial.withLock { $0.append((slice, found)) }
         }
         if slices == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: slices, execute: work) }
-        // Merged in slice order, so equal similarities keep the lowest index as in a serial scan
+        // Merged in slice order, so equal keys keep the lowest index as in a serial scan
         // (not whichever slice finished first).
         let merged = partial.withLock { $0 }.sorted { $0.slice < $1.slice }.flatMap(\.found)
-        return Self.best(limit, of: merged.map { ($0.index, $0.similarity) }).map { ($0.index, $0.similarity) }
+        return Self.best(limit, of: merged).map { ($0.index, $0.score) }
     }
 
-    /// The `limit` highest similarities, best first (a small insertion list: limit is tiny).
-    static func best<S: Sequence>(_ limit: Int, of candidates: S) -> [(index: Int, similarity: Double)]
-    where S.Element == (Int, Double) {
-        var best: [(index: Int, similarity: Double)] = []
-        for (i, s) in candidates where best.count < limit || s > best[best.count - 1].similarity {
-            let at = best.firstIndex { $0.similarity < s } ?? best.count
-            best.insert((i, s), at: at)
+    /// One comparison of a search: its SPEC score and the key it is ranked by — −12·log10 FAR
+    /// before rounding and capping (a gallery may hold both minutiae sources, whose similarities
+    /// differ in scale; the score itself is rounded to 0.1 and capped at 100, so it would tie).
+    struct Ranked: Sendable {
+        var index: Int
+        var key: Double
+        var score: Double
+    }
+
+    func ranked(_ probe: PreparedPrint, _ reference: PreparedPrint, index: Int) -> Ranked {
+        let s = similarity(probe, reference)
+        guard s > 0 else { return Ranked(index: index, key: 0, score: 0) }
+        let calibration = calibration(for: reference.template.minutiaeSource)
+        return Ranked(index: index, key: -12 * calibration.log10FAR(s), score: calibration.score(s))
+    }
+
+    /// The `limit` highest keys, best first, equal keys in arrival order (a small insertion list:
+    /// limit is tiny).
+    static func best<S: Sequence>(_ limit: Int, of candidates: S) -> [Ranked] where S.Element == Ranked {
+        var best: [Ranked] = []
+        for r in candidates where best.count < limit || r.key > best[best.count - 1].key {
+            let at = best.firstIndex { $0.key < r.key } ?? best.count
+            best.insert(r, at: at)
             if best.count > limit { best.removeLast() }
         }
         return best
     }
 }
+
+
