@@ -436,7 +436,7 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
     if (learned) {
         // The network finds the minutiae (inside the segmented print); the classical stages
         // below would only be needed for the debug images.
-        for (const cvis::LearnedMinutia &m : cvis::learnedMinutiae(learned, grey, fg, threshold)) {
+        for (const cvis::LearnedMinutia &m : cvis::learnedMinutiae(learned, grey, fg, threshold, CVIS_PRINT_LEARNED_MAX_PIXELS)) {
             Minutia mm;
             mm.x = m.x, mm.y = m.y, mm.angle = m.angle, mm.kind = m.kind, mm.quality = m.quality;
             result.minutiae.push_back(mm);

@@ -89,12 +89,24 @@ cv::Mat forward(cvis_print_learned *model, const cv::Mat &input) {
 namespace cvis {
 
 std::vector<LearnedMinutia> learnedMinutiae(cvis_print_learned *model, const cv::Mat &grey, const cv::Mat &area,
-                                            float threshold) {
+                                            float threshold, double maxPixels) {
     std::vector<LearnedMinutia> found;
     if (cv::countNonZero(area) == 0) return found;
     cv::Rect box = cv::boundingRect(area);
     box.x -= kMargin, box.y -= kMargin, box.width += 2 * kMargin, box.height += 2 * kMargin;
     box &= cv::Rect(0, 0, grey.cols, grey.rows);
+    if (maxPixels > 0 && double(box.width) * box.height > maxPixels) {
+        // The network's time grows with its input: beyond maxPixels only a window around the
+        // print's centre of mass is searched (the part a genuine impression most often shares).
+        cv::Moments mo = cv::moments(area, true);
+        const double cx = mo.m10 / std::max(1.0, mo.m00), cy = mo.m01 / std::max(1.0, mo.m00);
+        const double shrink = std::sqrt(maxPixels / (double(box.width) * box.height));
+        const int w = std::max(64, int(box.width * shrink)), h = std::max(64, int(box.height * shrink));
+        int x = int(std::lround(cx - w / 2.0)), y = int(std::lround(cy - h / 2.0));
+        x = std::clamp(x, box.x, std::max(box.x, box.x + box.width - w));
+        y = std::clamp(y, box.y, std::max(box.y, box.y + box.height - h));
+        box = cv::Rect(x, y, std::min(w, box.width), std::min(h, box.height));
+    }
     const int W = (box.width + kMultiple - 1) / kMultiple * kMultiple;
     const int H = (box.height + kMultiple - 1) / kMultiple * kMultiple;
     const int left = (W - box.width) / 2, top = (H - box.height) / 2;

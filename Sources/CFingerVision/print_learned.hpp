@@ -20,10 +20,11 @@ struct LearnedMinutia {
 };
 
 /// Runs the network on `grey` (8-bit, 500 ppi, ridges dark) over the bounding box of `area`
-/// (non-zero = print) grown by a margin, and returns the minutiae inside `area` whose peak
-/// probability is at least `threshold`, strongest first (at most CVIS_PRINT_MAX_MINUTIAE).
+/// (non-zero = print) grown by a margin — when that is more than `maxPixels` (> 0), over a window
+/// of that area centred on the print's centre of mass — and returns the minutiae inside `area`
+/// whose peak probability is at least `threshold`, strongest first (at most CVIS_PRINT_MAX_MINUTIAE).
 std::vector<LearnedMinutia> learnedMinutiae(cvis_print_learned *model, const cv::Mat &grey, const cv::Mat &area,
-                                            float threshold);
+                                            float threshold, double maxPixels = 0);
 
 } // namespace cvis
 

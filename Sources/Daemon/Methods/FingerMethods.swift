@@ -122,7 +122,7 @@ extension FingerMethods {
         let started = monotonicNanoseconds()
         let outcome: FingerAuthentication.Outcome
         do {
-            outcome = try await authenticate(p, references: references, context: context)
+            outcome = try await authenticate(p, references: references, context: context, stopAtMatch: true)
         } catch {
             auth.record(user, AttemptVerdict(error: error), modality: "finger")
             throw error

