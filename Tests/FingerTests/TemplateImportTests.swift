@@ -41,7 +41,7 @@ final class TemplateImportTests: XCTestCase {
         XCTAssertEqual(problem(iso, expecting: .biometricd), "template_format")
         XCTAssertEqual(problem(native, expecting: .iso19794_2), "template_format")
         var version = native
-        version[4] = 3 // versions 1 (minutiae only) and 2 (with the orientation field) are read
+        version[4] = 4 // versions 1, 2 (classical minutiae, without and with the field) and 3 (learned) are read
         XCTAssertEqual(problem(version), "template_version")
         var isoVersion = iso
         isoVersion[5] = 0x33 // " 30"

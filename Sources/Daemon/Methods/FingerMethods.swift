@@ -84,8 +84,9 @@ struct FingerMethods: MethodGroup {
             let finger = self.finger
             let dpi = FingerMatchParams.dpi(p.dpi)
             let images = limits.images, uid = context.peer.uid
-            let probe = try await images.run(owner: uid) { try finger.templateOrImage(p.probe, dpi: dpi, field: "probe") }
-            let reference = try await images.run(owner: uid) { try finger.templateOrImage(p.reference, dpi: dpi, field: "reference") }
+            let probeInput = try await images.run(owner: uid) { try finger.templateOrImage(p.probe, dpi: dpi, field: "probe") }
+            let referenceInput = try await images.run(owner: uid) { try finger.templateOrImage(p.reference, dpi: dpi, field: "reference") }
+            let (probe, reference) = try await images.run(owner: uid) { try finger.matchPair(probeInput, referenceInput) }
             let score = finger.matcher.score(probe: probe, reference: reference)
             return MatchResult(score: score, match: score >= threshold, threshold: threshold)
         }
@@ -129,7 +130,7 @@ extension FingerMethods {
         let started = monotonicNanoseconds()
         let outcome: FingerAuthentication.Outcome
         do {
-            outcome = try await authenticate(p, references: references, context: context)
+            outcome = try await authenticate(p, references: references, context: context, stopAtMatch: true)
         } catch {
             context.settle(user: user, factor: .finger, verdict: AttemptVerdict(error: error), references: whose)
             throw error
@@ -137,7 +138,9 @@ extension FingerMethods {
         let settled = context.settle(user: user, factor: .finger, verdict: AttemptVerdict(matched: outcome.matched), references: whose)
         let ms = Int((monotonicNanoseconds() - started) / 1_000_000)
         logger.info("finger.verify \(LogText(user))\(p.references == nil ? "" : " (caller's templates)"): match=\(outcome.matched) proven=\(settled.proven) score=\(outcome.score) in \(ms) ms")
-        let hint = p.references == nil ? Self.reenrollHint(user: user, references: references.references.map(\.print.template)) : nil
+        let learnedAvailable = try await finger.run { [finger] in finger.primarySource == .learned }
+        let hint = p.references == nil
+            ? Self.reenrollHint(user: user, references: references.references.map(\.print.template), learnedAvailable: learnedAvailable) : nil
         if let hint { logger.notice("finger.verify \(LogText(user)): \(hint)") }
         var result = FingerVerifyResult(match: outcome.matched, score: outcome.score, threshold: threshold(p, context.peer),
                                         position: outcome.position?.name, liveness: outcome.liveness,
@@ -151,8 +154,12 @@ extension FingerMethods {
     /// stored before version 2, or imported as ISO 19794-2, whose record has no place for it):
     /// they keep verifying on minutiae alone, scaled by 0.7, and only re-enrolment gives them the
     /// orientation check (Docs/finger-print.md item 9). nil when any finger has the field.
-    static func reenrollHint(user: String, references: [FingerTemplate]) -> String? {
-        guard !references.isEmpty, !references.contains(where: { $0.orientationField != nil }) else { return nil }
+    static func reenrollHint(user: String, references: [FingerTemplate], learnedAvailable: Bool) -> String? {
+        guard !references.isEmpty else { return nil }
+        if learnedAvailable, !references.contains(where: { $0.minutiaeSource == .learned }) {
+            return "finger templates are version 1 or 2 (classical minutiae): re-enrol with 'authctl finger enroll \(user)' for the learned minutiae of version 3"
+        }
+        guard !references.contains(where: { $0.orientationField != nil }) else { return nil }
         return "finger templates have no orientation field (version 1 or ISO 19794-2): re-enrol with 'authctl finger enroll \(user)' for the orientation check"
     }
 }

@@ -96,22 +96,29 @@ extension FingerMethods {
         }
     }
 
-    /// Fast authentication against `references`: every improved print is extracted and ranked.
-    func authenticate(_ p: FingerAuthParams, references: FingerGallery, context: CallContext,
+    /// Fast authentication against `references`: the improved prints are extracted and ranked, best
+    /// quality first. With `stopAtMatch` (finger.verify: one user's fingers, where any finger at
+    /// the threshold decides) the rest of a frame's prints are not extracted once one matches —
+    /// learned minutiae cost ≈ 0.3–1 s a print on one core (Docs/finger-print.md, "Speed"), so a
+    /// genuine verify usually pays for one. Identification ranks every print (another finger could
+    /// name another user).
+    func authenticate(_ p: FingerAuthParams, references: FingerGallery, context: CallContext, stopAtMatch: Bool = false,
                       admit: (@Sendable (String) throws -> Void)? = nil) async throws -> FingerAuthentication.Outcome
     {
         let finger = self.finger
-        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: threshold(p, context.peer), startedAt: monotonicNanoseconds())
+        let threshold = threshold(p, context.peer)
+        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: threshold, startedAt: monotonicNanoseconds())
         return try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
                                             preview: p.capture.preview, admit: admit) { prints in
             var matches: [FingerPosition: [FingerMatch]] = [:]
-            for print in prints {
+            for print in prints.sorted(by: { $0.quality > $1.quality }) {
                 guard let ranked = try? await finger.run({
-                    finger.rank(try finger.extract(print.image, position: print.position), among: references)
+                    finger.rank(try finger.probes(print.image, position: print.position, for: references.sources), among: references)
                 }) else { continue }
                 matches[print.position] = ranked.map {
                     FingerMatch(user: $0.reference.user, templateID: $0.reference.templateID, position: $0.reference.position, score: $0.score)
                 }
+                if stopAtMatch, let top = ranked.first, top.score >= threshold { break }
             }
             return matches
         }

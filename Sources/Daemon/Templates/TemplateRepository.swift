@@ -115,16 +115,32 @@ struct FingerReference: Sendable {
     var print: PreparedPrint
 }
 
-/// References to search, with the pre-selection index over them (built once per gallery:
-/// copying the references' 512-byte codes into one block).
+/// References to search, with a pre-selection index over each minutiae source's references
+/// (built once per gallery: copying the references' 512-byte codes into one block). Version-1/2
+/// and version-3 templates are indexed and searched apart: each is matched only with a probe
+/// from its own extractor.
 struct FingerGallery: Sendable {
+    struct Part: Sendable {
+        let source: MinutiaeSource
+        /// Positions in `references` of this part's references, in order.
+        let positions: [Int]
+        let index: PrintIndex
+    }
+
     let references: [FingerReference]
-    let index: PrintIndex
+    let parts: [Part]
 
     init(_ references: [FingerReference], matcher: FingerMatcher) {
         self.references = references
-        index = PrintIndex(references.map(\.print), matcher: matcher)
+        parts = [MinutiaeSource.learned, .classical].compactMap { source in
+            let positions = references.indices.filter { references[$0].print.template.minutiaeSource == source }
+            guard !positions.isEmpty else { return nil }
+            return Part(source: source, positions: positions, index: PrintIndex(positions.map { references[$0].print }, matcher: matcher))
+        }
     }
 
     var isEmpty: Bool { references.isEmpty }
+
+    /// The minutiae sources of the references (which probes a search needs).
+    var sources: Set<MinutiaeSource> { Set(parts.map(\.source)) }
 }

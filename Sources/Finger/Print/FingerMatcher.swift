@@ -58,19 +58,37 @@ public final class PreparedPrint: @unchecked Sendable {
 /// locally but rejects coincidental look-alikes. The hot loop is C++
 /// (CFingerVision/print_match.cpp), compiled -O2 even in debug builds, so tests and the daemon
 /// see the same speed.
+///
+/// Templates are only compared with templates of the same `MinutiaeSource`: classical minutiae
+/// (versions 1 and 2) with the classical calibration they were fitted on, learned minutiae
+/// (version 3) with theirs. A comparison across sources has similarity 0 and score 0 — never
+/// matched, so an old template is never judged by the new rules; the daemon extracts the probe
+/// with the reference's extractor instead (FingerService).
 public struct FingerMatcher: Sendable {
+    /// The classical templates' calibration (versions 1 and 2).
     public let calibration: FARCalibration
+    /// The learned templates' calibration (version 3).
+    public let learnedCalibration: FARCalibration
 
-    public init(calibration: FARCalibration = FingerCalibration.fvcB) {
+    public init(calibration: FARCalibration = FingerCalibration.fvcB,
+                learnedCalibration: FARCalibration = FingerLearnedCalibration.fvcB) {
         self.calibration = calibration
+        self.learnedCalibration = learnedCalibration
+    }
+
+    /// The calibration of comparisons between templates of `source`.
+    public func calibration(for source: MinutiaeSource) -> FARCalibration {
+        source == .learned ? learnedCalibration : calibration
     }
 
     /// Prepares a template for repeated matching (nil only when memory runs out).
     public func prepare(_ template: FingerTemplate) -> PreparedPrint? { PreparedPrint(template) }
 
-    /// Raw similarity 0–1 (the matcher's own scale; see `score` for the calibrated one).
+    /// Raw similarity 0–1 (the matcher's own scale; see `score` for the calibrated one); 0 across
+    /// minutiae sources.
     public func similarity(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Double {
-        cvis_print_match(probe.model, reference.model)
+        guard probe.template.minutiaeSource == reference.template.minutiaeSource else { return 0 }
+        return cvis_print_match(probe.model, reference.model)
     }
 
     /// What a comparison rests on (benchmarks, tests, explaining a score).
@@ -94,7 +112,8 @@ public struct FingerMatcher: Sendable {
 
     public func compare(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Comparison {
         var info = cvis_print_match_info()
-        guard cvis_print_match_details(probe.model, reference.model, &info) == CVIS_OK else {
+        guard probe.template.minutiaeSource == reference.template.minutiaeSource,
+              cvis_print_match_details(probe.model, reference.model, &info) == CVIS_OK else {
             return Comparison(similarity: 0, minutiae: [0, 0], cylinders: [0, 0], pairs: 0)
         }
         return Comparison(similarity: info.similarity, minutiae: [Int(info.minutiae_a), Int(info.minutiae_b)],
@@ -104,7 +123,12 @@ public struct FingerMatcher: Sendable {
 
     /// The SPEC §4 score, 0–100 (−12·log10 FAR): 48 ↔ FAR 0.01 %.
     public func score(_ probe: PreparedPrint, _ reference: PreparedPrint) -> Double {
-        calibration.score(similarity(probe, reference))
+        score(similarity: similarity(probe, reference), source: reference.template.minutiaeSource)
+    }
+
+    /// The SPEC §4 score of a similarity between two templates of `source`.
+    public func score(similarity: Double, source: MinutiaeSource) -> Double {
+        similarity <= 0 ? 0 : calibration(for: source).score(similarity)
     }
 
     /// The SPEC §4 score of two templates (prepares both; use `prepare` for repeated matching).
@@ -120,29 +144,46 @@ public struct FingerMatcher: Sendable {
                        threads: Int = 1) -> [(index: Int, score: Double)] {
         let slices = max(1, min(threads, gallery.count / 256 + 1))
         let chunk = (gallery.count + slices - 1) / max(1, slices)
-        let partial = Mutex<[(slice: Int, found: [(index: Int, similarity: Double)])]>([])
+        let partial = Mutex<[(slice: Int, found: [Ranked])]>([])
         let work = { @Sendable (slice: Int) in
             let range = min(gallery.count, slice * chunk)..<min(gallery.count, (slice + 1) * chunk)
-            let found = Self.best(limit, of: range.lazy.map { ($0, cvis_print_match(probe.model, gallery[$0].model)) })
+            let found = Self.best(limit, of: range.lazy.map { self.ranked(probe, gallery[$0], index: $0) })
             partial.withLock { $0.append((slice, found)) }
         }
         if slices == 1 { work(0) } else { DispatchQueue.concurrentPerform(iterations: slices, execute: work) }
-        // Merged in slice order, so equal similarities keep the lowest index as in a serial scan
+        // Merged in slice order, so equal keys keep the lowest index as in a serial scan
         // (not whichever slice finished first).
         let merged = partial.withLock { $0 }.sorted { $0.slice < $1.slice }.flatMap(\.found)
-        return Self.best(limit, of: merged.map { ($0.index, $0.similarity) })
-            .map { ($0.index, calibration.score($0.similarity)) }
+        return Self.best(limit, of: merged).map { ($0.index, $0.score) }
     }
 
-    /// The `limit` highest similarities, best first (a small insertion list: limit is tiny).
-    static func best<S: Sequence>(_ limit: Int, of candidates: S) -> [(index: Int, similarity: Double)]
-    where S.Element == (Int, Double) {
-        var best: [(index: Int, similarity: Double)] = []
-        for (i, s) in candidates where best.count < limit || s > best[best.count - 1].similarity {
-            let at = best.firstIndex { $0.similarity < s } ?? best.count
-            best.insert((i, s), at: at)
+    /// One comparison of a search: its SPEC score and the key it is ranked by — −12·log10 FAR
+    /// before rounding and capping (a gallery may hold both minutiae sources, whose similarities
+    /// differ in scale; the score itself is rounded to 0.1 and capped at 100, so it would tie).
+    struct Ranked: Sendable {
+        var index: Int
+        var key: Double
+        var score: Double
+    }
+
+    func ranked(_ probe: PreparedPrint, _ reference: PreparedPrint, index: Int) -> Ranked {
+        let s = similarity(probe, reference)
+        guard s > 0 else { return Ranked(index: index, key: 0, score: 0) }
+        let calibration = calibration(for: reference.template.minutiaeSource)
+        return Ranked(index: index, key: -12 * calibration.log10FAR(s), score: calibration.score(s))
+    }
+
+    /// The `limit` highest keys, best first, equal keys in arrival order (a small insertion list:
+    /// limit is tiny).
+    static func best<S: Sequence>(_ limit: Int, of candidates: S) -> [Ranked] where S.Element == Ranked {
+        var best: [Ranked] = []
+        for r in candidates where best.count < limit || r.key > best[best.count - 1].key {
+            let at = best.firstIndex { $0.key < r.key } ?? best.count
+            best.insert(r, at: at)
             if best.count > limit { best.removeLast() }
         }
         return best
     }
 }
+
+

@@ -20,12 +20,23 @@
 /// ⌈height/16⌉), then 2 bytes per cell. A template without a field is written as version 1, so
 /// older templates and ISO imports round-trip unchanged and match on minutiae alone.
 ///
+/// Version 3 holds minutiae found by the learned extractor (LEADER, `LearnedMinutiae`): the same
+/// layout as version 2, with flags bit 1 saying whether the orientation field follows the minutiae
+/// (it does for every extracted print; an ISO 19794-2 import has none). Versions 1 and 2 are the
+/// classical extractor's: they are matched only with each other, with the rules and calibration
+/// they were made for, never with version 3 (`MinutiaeSource`).
+///
 /// Coordinates and angles are quantised when a template is made, so decode(encode(t)) == t.
 public struct FingerTemplate: Sendable, Hashable {
     public static let magic: [UInt8] = Array("BMFP".utf8)
-    /// Version written for a template with an orientation field; one without is written as 1.
-    public static let currentVersion: UInt8 = 2
+    /// Version written for a classical template with an orientation field; one without is written as 1.
+    public static let classicalVersion: UInt8 = 2
     static let minutiaeOnlyVersion: UInt8 = 1
+    /// Version written for learned minutiae (with or without a field).
+    public static let learnedVersion: UInt8 = 3
+    /// Versions this build reads.
+    public static let supportedVersions: ClosedRange<UInt8> = 1...3
+    static let fieldFlag: UInt8 = 2
     /// More than any real print has (ISO 19794-2 allows 255 per view); bounds decoding work.
     public static let maxMinutiae = 255
     static let headerLength = 16
@@ -42,12 +53,23 @@ public struct FingerTemplate: Sendable, Hashable {
     public let minutiae: [Minutia]
     /// The coarse ridge-orientation field (nil: matched on minutiae alone, as version 1).
     public let orientationField: OrientationField?
+    /// Which extractor found the minutiae, hence which rules and calibration match them.
+    public let minutiaeSource: MinutiaeSource
+
+    /// The stored format version (1, 2: classical; 3: learned).
+    public var version: UInt8 {
+        switch minutiaeSource {
+        case .learned: Self.learnedVersion
+        case .classical: orientationField == nil ? Self.minutiaeOnlyVersion : Self.classicalVersion
+        }
+    }
 
     /// Makes a template; minutiae beyond `maxMinutiae` (lowest quality first) are dropped and the
     /// rest quantised to the stored precision. A field whose size does not fit `width` × `height`
     /// is dropped.
     public init(sourcePPI: Int, width: Int, height: Int, quality: Int, position: FingerPosition?, minutiae: [Minutia],
-                orientationField: OrientationField? = nil) {
+                orientationField: OrientationField? = nil, minutiaeSource: MinutiaeSource = .classical) {
+        self.minutiaeSource = minutiaeSource
         self.sourcePPI = max(0, min(Int(UInt16.max), sourcePPI))
         self.width = max(0, min(Int(UInt16.max), width))
         self.height = max(0, min(Int(UInt16.max), height))
@@ -68,12 +90,13 @@ public struct FingerTemplate: Sendable, Hashable {
     /// A copy with another finger position.
     public func with(position: FingerPosition?) -> FingerTemplate {
         FingerTemplate(sourcePPI: sourcePPI, width: width, height: height, quality: quality, position: position, minutiae: minutiae,
-                       orientationField: orientationField)
+                       orientationField: orientationField, minutiaeSource: minutiaeSource)
     }
 
     /// A copy without the orientation field (what an ISO 19794-2 round trip gives).
     public func withoutOrientationField() -> FingerTemplate {
-        FingerTemplate(sourcePPI: sourcePPI, width: width, height: height, quality: quality, position: position, minutiae: minutiae)
+        FingerTemplate(sourcePPI: sourcePPI, width: width, height: height, quality: quality, position: position, minutiae: minutiae,
+                       minutiaeSource: minutiaeSource)
     }
 
     static func quantised(_ m: Minutia) -> Minutia {
@@ -91,8 +114,9 @@ public struct FingerTemplate: Sendable, Hashable {
     public func encoded() -> [UInt8] {
         var out = Self.magic
         out.reserveCapacity(Self.headerLength + Self.minutiaLength * minutiae.count + 4)
-        out.append(orientationField == nil ? Self.minutiaeOnlyVersion : Self.currentVersion)
-        out.append(position == nil ? 0 : 1)
+        out.append(version)
+        let fieldBit = minutiaeSource == .learned && orientationField != nil ? Self.fieldFlag : 0
+        out.append((position == nil ? 0 : 1) | fieldBit)
         out.appendBE16(sourcePPI)
         out.appendBE16(width)
         out.appendBE16(height)
@@ -122,15 +146,17 @@ public struct FingerTemplate: Sendable, Hashable {
             throw .truncated(needed: Self.headerLength + 4, got: bytes.count)
         }
         let version = bytes[4]
-        guard version == Self.currentVersion || version == Self.minutiaeOnlyVersion else { throw .unsupportedVersion(version) }
+        guard Self.supportedVersions.contains(version) else { throw .unsupportedVersion(version) }
         let flags = bytes[5]
-        guard flags & ~1 == 0 else { throw .invalidField("flags", Int(flags)) }
+        // Bit 0: position; bit 1 (version 3 only): the orientation field follows the minutiae.
+        guard flags & ~(version == Self.learnedVersion ? 3 : 1) == 0 else { throw .invalidField("flags", Int(flags)) }
+        let hasField = version == Self.classicalVersion || (version == Self.learnedVersion && flags & Self.fieldFlag != 0)
         let count = bytes.be16(14)
         guard count <= Self.maxMinutiae else { throw .tooManyMinutiae(count) }
         let minutiaeEnd = Self.headerLength + Self.minutiaLength * count
         var expected = minutiaeEnd + 4
         var fieldSize: (width: Int, height: Int)?
-        if version == Self.currentVersion {
+        if hasField {
             // The field's size comes first; bound it before it decides how many bytes are expected.
             guard bytes.count >= minutiaeEnd + 4 + 4 else { throw .truncated(needed: minutiaeEnd + 8, got: bytes.count) }
             let fw = bytes.be16(minutiaeEnd), fh = bytes.be16(minutiaeEnd + 2)
@@ -186,8 +212,19 @@ public struct FingerTemplate: Sendable, Hashable {
             field = f
         }
         self.init(sourcePPI: ppi, width: width, height: height, quality: quality, position: position, minutiae: minutiae,
-                  orientationField: field)
+                  orientationField: field, minutiaeSource: version == Self.learnedVersion ? .learned : .classical)
     }
+}
+
+/// Which extractor found a template's minutiae. The two find different points (the classical
+/// one's skeleton ends and forks against the network's learned minutiae), so the matcher only
+/// compares templates of the same source, each with its own score calibration
+/// (Docs/finger-print.md, "Learned minutiae").
+public enum MinutiaeSource: String, Sendable, Hashable {
+    /// The classical pipeline (Gabor, thinning, crossing number): template versions 1 and 2.
+    case classical
+    /// The learned extractor (LEADER), and ISO 19794-2 imports: template version 3.
+    case learned
 }
 
 /// A print's coarse ridge-orientation field, as the extractor writes it (CVIS_PRINT_FIELD_CELL =
@@ -241,7 +278,7 @@ public enum FingerTemplateError: Error, Equatable, Sendable, CustomStringConvert
     public var description: String {
         switch self {
         case .badMagic: "not a biometricd finger template (no BMFP magic)"
-        case .unsupportedVersion(let v): "finger template version \(v) is not supported (this build reads 1 and 2)"
+        case .unsupportedVersion(let v): "finger template version \(v) is not supported (this build reads 1, 2 and 3)"
         case .truncated(let needed, let got): "finger template truncated: \(got) bytes, \(needed) needed"
         case .trailingBytes(let n): "finger template has \(n) unexpected trailing bytes"
         case .tooManyMinutiae(let n): "finger template claims \(n) minutiae (at most \(FingerTemplate.maxMinutiae))"

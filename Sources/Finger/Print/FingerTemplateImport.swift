@@ -47,12 +47,17 @@ public enum FingerTemplateImport {
     }
 
     /// The templates in `base64` (one for biometricd, one per finger view for ISO).
-    public static func decode(base64: String, expecting: Format? = nil) throws(Refusal) -> (format: Format, templates: [FingerTemplate]) {
+    /// `isoSource`: the extractor an ISO record's minutiae are matched against (`ISO19794_2.decode`).
+    public static func decode(base64: String, expecting: Format? = nil, isoSource: MinutiaeSource = .classical)
+        throws(Refusal) -> (format: Format, templates: [FingerTemplate])
+    {
         guard let data = Data(base64Encoded: base64), !data.isEmpty else { throw .notBase64 }
-        return try decode([UInt8](data), expecting: expecting)
+        return try decode([UInt8](data), expecting: expecting, isoSource: isoSource)
     }
 
-    public static func decode(_ bytes: [UInt8], expecting: Format? = nil) throws(Refusal) -> (format: Format, templates: [FingerTemplate]) {
+    public static func decode(_ bytes: [UInt8], expecting: Format? = nil, isoSource: MinutiaeSource = .classical)
+        throws(Refusal) -> (format: Format, templates: [FingerTemplate])
+    {
         let format: Format
         if FingerTemplate.looksLikeTemplate(bytes) { format = .biometricd }
         else if ISO19794_2.looksLikeRecord(bytes) { format = .iso19794_2 }
@@ -63,7 +68,7 @@ public enum FingerTemplateImport {
         case .biometricd:
             do { templates = [try FingerTemplate(decoding: bytes)] } catch { throw .biometricd(error) }
         case .iso19794_2:
-            do { templates = try ISO19794_2.decode(bytes) } catch { throw .iso(error) }
+            do { templates = try ISO19794_2.decode(bytes, as: isoSource) } catch { throw .iso(error) }
         }
         guard !templates.isEmpty, templates.allSatisfy({ !$0.minutiae.isEmpty }) else { throw .empty }
         return (format, templates)

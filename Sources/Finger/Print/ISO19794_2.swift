@@ -83,7 +83,10 @@ public enum ISO19794_2 {
     }
 
     /// The finger views of a record as templates (coordinates converted to 500 ppi).
-    public static func decode(_ bytes: [UInt8]) throws(Error) -> [FingerTemplate] {
+    /// `source`: which extractor's templates the imported minutiae are to be matched against — an
+    /// ISO record says nothing about how its minutiae were found, so they join the extractor the
+    /// importing daemon runs (the learned one when its model is installed).
+    public static func decode(_ bytes: [UInt8], as source: MinutiaeSource = .classical) throws(Error) -> [FingerTemplate] {
         guard looksLikeRecord(bytes) else { throw .notARecord }
         guard bytes.count >= headerLength else { throw .truncated(needed: headerLength, got: bytes.count) }
         guard Array(bytes[4..<8]) == version else { throw .unsupportedVersion(Array(bytes[4..<8])) }
@@ -140,7 +143,7 @@ public enum ISO19794_2 {
             // Rounded up so every rescaled minutia stays inside the template's declared size.
             templates.append(FingerTemplate(sourcePPI: ppi, width: Int((Double(width + 1) * scale).rounded(.up)),
                                             height: Int((Double(height + 1) * scale).rounded(.up)), quality: quality,
-                                            position: position, minutiae: minutiae))
+                                            position: position, minutiae: minutiae, minutiaeSource: source))
         }
         guard offset == bytes.count else { throw .lengthMismatch(declared: offset, actual: bytes.count) }
         return templates

