@@ -125,7 +125,10 @@ final class FaceTemplateVersionTests: XCTestCase {
 
     /// Without the second network a v2 template verifies on its dlib part and no hint is given.
     func testWithoutTheSecondNetworkV2TemplatesVerifyWithDlib() throws {
-        let withSecond = try DaemonProcess(cameras: ["replay:\(try photos("Tony_Blair", [18, 32, 48, 53]))?fps=10&loop=true"],
+        // Enrolled from photos that each match the probe clearly (photo 18 scores near the
+        // threshold against 64): which frames of a looping folder an enrolment takes depends on
+        // the machine's load, and the test must not.
+        let withSecond = try DaemonProcess(cameras: ["replay:\(try photos("Tony_Blair", [32, 48, 53]))?fps=10&loop=true"],
                                            extraArguments: ["--models", try modelsWithSecondNetwork()])
         let _: FaceEnrollResult = try withSecond.client().call(Method.faceEnroll, FaceEnrollParams(
             user: "tony", camera: "replay0", frames: 3, countdownS: 0, qualityThreshold: 30))
