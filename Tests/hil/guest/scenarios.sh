@@ -376,7 +376,8 @@ s_hotplug() {
     DETAIL="$DETAIL; same daemon pid $DPID"
 }
 
-# A login-style PAM stack driven by pamtester: `auth sufficient pam_biometricd.so`, then pam_unix
+# A login-style PAM stack driven by pamtester as login on tty1 (a root caller with no terminal is
+# not at the seat, so the module would not run): `auth sufficient pam_biometricd.so`, then pam_unix
 # (no password is given, so it can only refuse). Success can only come from biometricd, through
 # the kernel's V4L2 path; someone else falls through to pam_unix.
 s_pam() {
@@ -393,13 +394,13 @@ s_pam() {
     local t rc
     feed tony-same YUYV || { DETAIL="cannot start the loopback"; return 1; }
     t=$(now)
-    timeout $((limit + 30)) pamtester -v biometricd-hil tony authenticate < /dev/null > $OUT/pam-same.out 2>&1; rc=$?
+    timeout $((limit + 30)) pamtester -v -I tty=tty1 biometricd-hil tony authenticate < /dev/null > $OUT/pam-same.out 2>&1; rc=$?
     local same_s; same_s=$(elapsed "$t")
     DETAIL="tony via pam_biometricd: pamtester exit $rc in ${same_s}s ($(tr '\n' ' ' < $OUT/pam-same.out | cut -c1-160))"
     [ $rc = 0 ] && grep -q "successfully authenticated" $OUT/pam-same.out || return 1
     feed other YUYV || { DETAIL="$DETAIL; cannot start the loopback"; return 1; }
     t=$(now)
-    timeout $((limit + 30)) pamtester -v biometricd-hil tony authenticate < /dev/null > $OUT/pam-other.out 2>&1; rc=$?
+    timeout $((limit + 30)) pamtester -v -I tty=tty1 biometricd-hil tony authenticate < /dev/null > $OUT/pam-other.out 2>&1; rc=$?
     DETAIL="$DETAIL; another face: pamtester exit $rc in $(elapsed "$t")s, fell through to pam_unix"
     [ $rc != 0 ] || return 1
     # Put tony's policy back for the scenarios after this one.
