@@ -6,7 +6,11 @@
 # YuNet detector when ../shared/models/yunet/ exists next to the repository, and likewise the
 # passive-liveness networks (Minivision's MiniFASNetV2 and MiniFASNetV1SE) from
 # ../shared/models/antispoof/, and the second face network (MobileFaceNet-ArcFace, fused with dlib's
-# for version-2 templates: Docs/face.md) from ../shared/models/recognizer/.
+# for version-2 templates: Docs/face.md) from ../shared/models/recognizer/, and the 68-point landmark
+# network (PFLD, required: landmarks, pose, blink) from ../shared/models/landmarks/.
+# dlib's 68-point predictor (shape_predictor_68_face_landmarks.dat) is still installed here for the
+# benches that compare with it (biometricd-face-bench --dlib68); the daemon no longer loads it and
+# the biometricd-models package no longer ships it.
 # Files already present with the right sha256 are kept (no download on a second run).
 # Files are written to DEST/.tmp first and moved into place only after their check.
 set -euo pipefail
@@ -34,6 +38,9 @@ ANTISPOOF_DIR=$(realpath -m "$REPO/../shared/models/antispoof")
 # Optional second face network (face_second_network in biometricd.conf; without it, dlib alone).
 RECOGNIZER=mobilefacenet_arcface_cv46.onnx
 RECOGNIZER_SRC=$(realpath -m "$REPO/../shared/models/recognizer/$RECOGNIZER")
+# Required 68-point landmark network (PFLD; replaced dlib's 95 MiB predictor in the daemon).
+LANDMARKS=landmarks_68_pfld.onnx
+LANDMARKS_SRC=$(realpath -m "$REPO/../shared/models/landmarks/$LANDMARKS")
 
 log() { echo "fetch-models: $*"; }
 die() { echo "fetch-models: error: $*" >&2; exit 1; }
@@ -50,7 +57,7 @@ pinned() {
     echo "$sum"
 }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER"; do pinned "$n" >/dev/null; done
+for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER" "$LANDMARKS"; do pinned "$n" >/dev/null; done
 
 # Dies unless FILE has the pinned sha256 of NAME.
 verify() {
@@ -124,6 +131,17 @@ if [ ${#missing[@]} -gt 0 ]; then
     for m in "${missing[@]}"; do install_staged "$m"; done
     rm -rf "$WORK"
     WORK=
+fi
+
+# --- the 68-point landmark network (required) -------------------------------------------
+if installed "$LANDMARKS"; then
+    log "ok        $LANDMARKS"
+elif [ -f "$LANDMARKS_SRC" ]; then
+    cp "$LANDMARKS_SRC" "$STAGE/$LANDMARKS"
+    verify "$STAGE/$LANDMARKS" "$LANDMARKS"
+    install_staged "$LANDMARKS"
+else
+    die "$LANDMARKS not found at $LANDMARKS_SRC (the face pipeline's landmark network: ../shared/models/landmarks)"
 fi
 
 # --- optional YuNet detector ---------------------------------------------------------
