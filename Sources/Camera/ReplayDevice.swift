@@ -21,6 +21,7 @@ public struct ReplayDevice: CameraDevice {
     let loop: Bool
     /// Image files in play order; nil for a video file.
     let images: [String]?
+    public var playsStillImages: Bool { images != nil }
 
     public init(spec: CameraSpec, id: String) throws(CameraError) {
         guard case .replay(let path, let fps, let loop, _) = spec else {
