@@ -83,38 +83,49 @@ extension FaceMethods {
     /// `login`: called by auth.authenticate (PAM's path), where `face_liveness_refuse_virtual`
     /// `pam` refuses virtual cameras.
     func verify(_ p: FaceVerifyParams, _ context: CallContext, login: Bool = false) async throws -> FaceVerifyResult {
-        let pipeline = try await face.pipeline()
+        // The models may still be loading (a daemon socket activation just started): the camera
+        // opens meanwhile and the session is made once they are in (runFace(loading:)).
+        try face.requireModelsInstalled()
         let references = try templates.faceTemplates(user: p.user)
         guard !references.isEmpty else {
             throw RPCError.app(.noFaceRegistered, "user '\(p.user)' has no face enrolled",
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
         }
         try auth.checkBiometric(p.user)
-        let settings = try authenticationSettings(p.capture, context.peer, pipeline: pipeline)
+        let liveness = (p.capture.mode ?? .default) == .liveness
         let started = monotonicNanoseconds()
-        let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started,
-                                       secondNetwork: pipeline.models.hasRecognizer)
-        let outcome: FaceAuthenticationOutcome
+        let calibration = face.calibration
+        let peer = context.peer
+        let run: (outcome: FaceAuthenticationOutcome, session: FaceVerification, timing: FaceSessionTiming)
         do {
-            outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
-                                                 preview: p.capture.preview,
-                                                 admit: { [self] id in try checkVirtualCamera(id, liveness: settings.liveness, login: login) }) { $0 }
+            run = try await sessions.runFace(
+                loading: { [face] in try await face.pipeline() }, limitMs: FaceCaptureOptions.timeoutMs(p.capture.timeoutMs),
+                session: { [self] pipeline in
+                    let settings = try authenticationSettings(p.capture, peer, pipeline: pipeline)
+                    return FaceVerification(settings, references: references, calibration: calibration, startedAt: started,
+                                            secondNetwork: pipeline.models.hasRecognizer)
+                },
+                camera: p.camera, context: context, what: "face capture", preview: p.capture.preview,
+                admit: { [self] id in try checkVirtualCamera(id, liveness: liveness, login: login) }) { $0 }
         } catch {
             auth.record(p.user, AttemptVerdict(error: error), modality: "face")
             throw error
         }
+        let (outcome, session) = (run.outcome, run.session)
+        let secondNetwork = session.secondNetworkLoaded
         let durationMs = elapsedMilliseconds(since: started)
         auth.record(p.user, AttemptVerdict(matched: outcome.matched), modality: "face")
         if outcome.matched { context.authenticated(as: p.user) }
-        logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) templates v\(session.fused ? 2 : 1) in \(durationMs) ms")
-        let hint = Self.reenrollHint(user: p.user, references: references, secondNetwork: pipeline.models.hasRecognizer)
+        logger.info("face.verify \(p.user): match=\(outcome.matched) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) templates v\(session.fused ? 2 : 1) in \(durationMs) ms: \(run.timing.summary)\(face.startupNote(call: run.timing))")
+        let hint = Self.reenrollHint(user: p.user, references: references, secondNetwork: secondNetwork)
         if let hint { logger.notice("face.verify \(p.user): \(hint)") }
-        var result = FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
+        var result = FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: session.settings.matchingThreshold,
                                       liveness: outcome.liveness, livenessScore: outcome.livenessScore,
                                       // A detected spoof ends the call with spoof_detected: a result never is one.
                                       spoofAttempt: false, durationMs: durationMs)
         result.templateVersion = session.fused ? 2 : 1
         result.reenrollHint = hint
+        if !session.settings.liveness { result.facesSeen = max(1, outcome.facesSeen) }
         return result
     }
 
@@ -197,6 +208,8 @@ extension FaceMethods {
                         payload: template.data)
         }, quota: quota).map(\.id)
         logger.notice("face.enroll \(p.user): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(elapsedMilliseconds(since: started)) ms")
-        return FaceEnrollResult(templates: ids, framesUsed: outcome.framesUsed)
+        var result = FaceEnrollResult(templates: ids, framesUsed: outcome.framesUsed)
+        if outcome.facesSeen > 1 { result.facesSeen = outcome.facesSeen }
+        return result
     }
 }
