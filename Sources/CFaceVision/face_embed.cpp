@@ -51,9 +51,9 @@ struct FaceNetWeights {
     anet_type net;
 };
 
-FaceNetWeightsPtr load_face_net(const std::string &path) {
+FaceNetWeightsPtr load_face_net(std::istream &in) {
     FaceNetWeightsPtr weights(new FaceNetWeights());
-    dlib::deserialize(path) >> weights->net;
+    dlib::deserialize(weights->net, in);
     return weights;
 }
 

@@ -4,6 +4,7 @@
 
 #include "cvision_face.h"
 
+#include <istream>
 #include <memory>
 #include <string>
 
@@ -18,18 +19,19 @@ struct FaceNetWeightsDeleter {
     void operator()(FaceNetWeights *w) const;
 };
 using FaceNetWeightsPtr = std::unique_ptr<FaceNetWeights, FaceNetWeightsDeleter>;
-FaceNetWeightsPtr load_face_net(const std::string &path);
+/// Reads the network from `in` (dlib's serialization of dlib_face_recognition_resnet_model_v1.dat).
+FaceNetWeightsPtr load_face_net(std::istream &in);
 
 /// Size of the fixed view table (the chip, its mirror, then jitters); see cvis_face_embed_views.
 constexpr int face_view_count = 42;
 /// Views averaged by cvis_face_embed's `flip` 2 (the chip, its mirror and six jitters).
 constexpr int face_jittered_views = 8;
 
-/// One thread's copy of the recognition network (dlib nets keep per-call state).
+/// The recognition network. dlib nets keep per-call state: one caller at a time (the models hold
+/// one, shared by the engines under a lock).
 class FaceNet {
   public:
-    /// Takes the weights over (no copy: each engine's network is its own, and the 22 MB of
-    /// weights are not kept a second time for making copies).
+    /// Takes the weights over (no copy).
     explicit FaceNet(FaceNetWeightsPtr weights);
     ~FaceNet();
     FaceNet(const FaceNet &) = delete;

@@ -83,13 +83,12 @@ void forward(cvis_recognizer &r, const cv::Mat &chip, float *sum) {
 
 } // namespace
 
-extern "C" cvis_recognizer_models *cvis_recognizer_models_load(const char *onnx, cvis_status *status) {
+extern "C" cvis_recognizer_models *cvis_recognizer_models_load(const cvis_model_bytes *onnx, cvis_status *status) {
     std::unique_ptr<cvis_recognizer_models> m;
     cvis_status s = guarded([&]() -> cvis_status {
-        if (!onnx) return fail(CVIS_ERR_ARGUMENT, "no recognizer model");
+        if (!onnx || !onnx->data || onnx->length == 0) return fail(CVIS_ERR_ARGUMENT, "no recognizer model");
         auto models = std::make_unique<cvis_recognizer_models>();
-        models->onnx = read_file(onnx);
-        if (models->onnx.empty()) return fail(CVIS_ERR_IO, std::string("cannot read ") + onnx);
+        models->onnx.assign(onnx->data, onnx->data + onnx->length);
         (void)make_net(models->onnx); // a file that does not load fails here, not on the first face
         m = std::move(models);
         return CVIS_OK;

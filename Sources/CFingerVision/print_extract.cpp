@@ -22,7 +22,7 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
-#include <opencv2/ximgproc.hpp>
+#include "thinning.hpp"
 
 namespace {
 using cvis::angleDiff;
@@ -462,7 +462,7 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
         }
     }
     cv::Mat skel;
-    cv::ximgproc::thinning(ridges, skel, cv::ximgproc::THINNING_GUOHALL);
+    cvis::thinning_guo_hall(ridges, skel);
     skel = skel > 0;
 
     cv::Mat cn(skel.size(), CV_8U, cv::Scalar(0));

@@ -42,6 +42,13 @@ public protocol CameraDevice: Sendable {
     var description: CameraDescription { get }
     /// Starts streaming. The source is then used by one capture thread only.
     func open(_ request: CaptureRequest) throws(CameraError) -> FrameSource
+    /// Whether the frames are still images (a replay of a folder of photos): a face session may
+    /// then take the photos' subject where a live camera refuses an ambiguous scene.
+    var playsStillImages: Bool { get }
+}
+
+extension CameraDevice {
+    public var playsStillImages: Bool { false }
 }
 
 /// A started stream of frames. Not thread-safe: owned by one capture thread.

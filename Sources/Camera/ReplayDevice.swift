@@ -23,6 +23,7 @@ public struct ReplayDevice: CameraDevice {
     let images: [String]?
     /// What pacing reads and waits on (the monotonic clock; a test's own in tests).
     let clock: PacingClock
+    public var playsStillImages: Bool { images != nil }
 
     public init(spec: CameraSpec, id: String, clock: PacingClock = .system) throws(CameraError) {
         self.clock = clock

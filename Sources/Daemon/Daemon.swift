@@ -1,6 +1,7 @@
 import BiometricAuth
 import BiometricCamera
 import BiometricCore
+import BiometricFace
 import BiometricProtocol
 import BiometricStore
 import CSystemd
@@ -90,6 +91,7 @@ public final class Daemon: Sendable {
             logger.warning("test hooks on (never in production): \(configuration.testHooks.joined(separator: ", "))")
         }
         models = ModelCatalog(folders: configuration.modelDirectories)
+        FaceModels.useOneNativeThreadPerCall()
         // One pool for all frame analysis: analysis_threads bounds face and finger together.
         let analysis = AnalysisPool(label: "biometricd.analysis", threads: configuration.analysisThreads)
         face = FaceService(catalog: models, pool: analysis, threads: configuration.analysisThreads, enabled: configuration.faceEnabled,
@@ -149,6 +151,10 @@ public final class Daemon: Sendable {
         // Caught from before the socket accepts anything: a SIGTERM right after start is a clean stop.
         let queue = DispatchQueue(label: "biometricd.lifecycle")
         let termination = TerminationSignals(queue: queue)
+        // The face models load from here on, in the background: a socket-activated daemon's first
+        // client (the first login after boot) waits in the socket meanwhile, and its camera opens
+        // while they load (CameraSessions.runFace(loading:)).
+        face.preload()
         let rpc = RPCServer(methods: methodTable, policy: policy, shares: limits.shares, logger: logger)
         let activated = Systemd.activatedSocket()
         socketActivated.store(activated != nil, ordering: .relaxed)
@@ -161,7 +167,6 @@ public final class Daemon: Sendable {
         cameras.startHotplug()
         let fido = try await startFIDO()
         models.verifyInBackground()
-        face.preload()
         if face.enabled { templates.loadFaceGallery() }
 
         let readyMs = Double(monotonicNanoseconds() - startedNs) / 1e6

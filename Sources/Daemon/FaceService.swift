@@ -3,6 +3,8 @@ import BiometricCore
 import BiometricFace
 import BiometricProtocol
 import BiometricStore
+import Crypto
+import Dispatch
 import Foundation
 import Logging
 import Synchronization
@@ -34,46 +36,102 @@ final class FaceService: Sendable {
         self.logger = logger
     }
 
-    /// Starts loading if the required models are present (no-op otherwise).
+    /// Starts loading if the required models are present (no-op otherwise): called at start, before
+    /// the first call is read, so that a socket-activated daemon loads while its first client's
+    /// request waits in the socket.
     func preload() {
         guard enabled, catalog.status.missing.isEmpty else { return }
+        catalog.claim(Self.loadedNames(secondNetwork))
         _ = loadTask()
     }
+
+    /// The model files the pipeline loads (and checks itself, on the bytes it parses).
+    static func loadedNames(_ second: SecondNetworkChoice) -> [String] {
+        var names = [FaceModels.landmarkName, FaceModels.shape5Name, FaceModels.resnetName, FaceModels.yunetName,
+                     FaceModels.AntispoofFiles.v2Name, FaceModels.AntispoofFiles.v1seName]
+        if case .auto = second { names.append(FaceModels.recognizerName) }
+        return names
+    }
+
+    /// When the models were ready (monotonic ns; nil while loading): the start-up split in the log.
+    private let readyAt = Shared<UInt64?>(nil)
+    var modelsReadyNs: UInt64? { readyAt.value.withLock { $0 } }
 
     private func loadTask() -> Task<FacePipeline, any Error> {
         loading.withLock { task in
             if let task { return task }
-            let new = Task.detached { [catalog, pool, logger, secondNetwork] () throws -> FacePipeline in
+            let new = Task.detached { [catalog, pool, logger, secondNetwork, readyAt] () throws -> FacePipeline in
                 let started = monotonicNanoseconds()
-                func require(_ name: String) throws -> String {
-                    guard let path = catalog.path(of: name) else {
-                        let state = catalog.status.corrupt.contains(name) ? "fails its checksum" : "is missing"
-                        throw RPCError.app(.notInitialized, "model \(name) \(state)",
-                                           hint: "install the models with scripts/setup.sh (searched \(catalog.folders.joined(separator: ", ")))",
-                                           details: ["model": .string(name)])
+                func missing(_ name: String) -> RPCError {
+                    let state = catalog.status.corrupt.contains(name) ? "fails its checksum" : "is missing"
+                    return RPCError.app(.notInitialized, "model \(name) \(state)",
+                                        hint: "install the models with scripts/setup.sh (searched \(catalog.folders.joined(separator: ", ")))",
+                                        details: ["model": .string(name)])
+                }
+                for name in [FaceModels.landmarkName, FaceModels.shape5Name, FaceModels.resnetName] where catalog.foundPath(of: name) == nil {
+                    throw missing(name)
+                }
+                // The required files are mapped and their sha256 checked on the loading thread that
+                // parses them (the very bytes checked are parsed), and released right after: the
+                // ResNet and 5-point model on one thread, the rest on two others.
+                let failed = Shared<String?>(nil)
+                func source(_ name: String) -> FaceModels.Source {
+                    { () throws(FaceError) in
+                        guard let data = catalog.verifiedData(of: name) else {
+                            failed.value.withLock { $0 = $0 ?? name }
+                            throw .modelMissing("model \(name) fails its checksum or cannot be read")
+                        }
+                        return FaceModels.Bytes(name: name, data: data)
                     }
-                    return path
                 }
-                let shape = try require("shape_predictor_68_face_landmarks.dat")
-                let resnet = try require("dlib_face_recognition_resnet_model_v1.dat")
-                let yunet = catalog.path(of: "face_detection_yunet_2023mar.onnx")
+                // Optional files (small) are checked first: one that fails is left out, as if absent.
+                func optional(_ name: String) -> FaceModels.Source? {
+                    guard catalog.foundPath(of: name) != nil else { return nil }
+                    guard let data = catalog.verifiedData(of: name) else {
+                        logger.warning("face: \(name) fails its checksum; left out")
+                        return nil
+                    }
+                    let bytes = FaceModels.Bytes(name: name, data: data)
+                    return { () throws(FaceError) in bytes }
+                }
+                let yunet = optional(FaceModels.yunetName)
                 // Optional: without them passive liveness answers not_initialized (FaceMethods).
-                let antispoof = catalog.path(of: FaceModels.AntispoofFiles.v2Name).flatMap { v2 in
-                    catalog.path(of: FaceModels.AntispoofFiles.v1seName).map { FaceModels.AntispoofFiles(v2: v2, v1se: $0) }
+                let antispoof = optional(FaceModels.AntispoofFiles.v2Name).flatMap { v2 in
+                    optional(FaceModels.AntispoofFiles.v1seName).map { (v2: v2, v1se: $0) }
                 }
-                let recognizer = Self.recognizerPath(secondNetwork, catalog: catalog, logger: logger)
+                var recognizer: FaceModels.Source? = nil
+                switch secondNetwork {
+                case .off: break
+                case .auto: recognizer = optional(FaceModels.recognizerName)
+                case .path(let path):
+                    if let data = Self.customRecognizer(path, logger: logger) {
+                        let bytes = FaceModels.Bytes(name: FaceModels.recognizerName, data: data)
+                        recognizer = { () throws(FaceError) in bytes }
+                    }
+                }
+                let checkedNs = monotonicNanoseconds()
                 do {
                     let models: FaceModels
                     do {
-                        models = try FaceModels(shape68: shape, resnet: resnet, yunet: yunet, antispoof: antispoof, recognizer: recognizer)
-                    } catch where recognizer != nil {
+                        models = try FaceModels(yunet: yunet, landmarks: source(FaceModels.landmarkName), shape5: source(FaceModels.shape5Name),
+                                                resnet: source(FaceModels.resnetName), antispoof: antispoof, recognizer: recognizer)
+                    } catch where recognizer != nil && failed.value.withLock({ $0 }) == nil {
                         // The second network is optional: without it face runs on dlib alone (v1).
-                        logger.warning("face: the second network \(recognizer!) does not load (\(error)); running on dlib alone")
-                        models = try FaceModels(shape68: shape, resnet: resnet, yunet: yunet, antispoof: antispoof)
+                        logger.warning("face: the models with the second network do not load (\(error)); trying without it")
+                        models = try FaceModels(yunet: yunet, landmarks: source(FaceModels.landmarkName), shape5: source(FaceModels.shape5Name),
+                                                resnet: source(FaceModels.resnetName), antispoof: antispoof)
                     }
-                    logger.info("face models loaded in \(String(format: "%.0f", Double(monotonicNanoseconds() - started) / 1e6)) ms (detector: \(models.usesYuNet ? "YuNet" : "dlib HOG"); passive liveness: \(models.hasAntispoof ? "MiniFASNet" : "not installed"); second network: \(models.hasRecognizer ? "MobileFaceNet-ArcFace, v2 templates" : "none, v1 templates"))")
+                    let parsedNs = monotonicNanoseconds()
+                    // One engine made and run once now, so the first frame of the first session does
+                    // not pay for building the networks' buffers and their first passes.
+                    models.warmUp()
+                    let ready = monotonicNanoseconds()
+                    readyAt.value.withLock { $0 = ready }
+                    func ms(_ a: UInt64, _ b: UInt64) -> String { String(format: "%.0f", Double(b - a) / 1e6) }
+                    logger.info("face models loaded in \(ms(started, ready)) ms (optional files checked \(ms(started, checkedNs)) ms, the rest checked and parsed \(ms(checkedNs, parsedNs)) ms, first engine \(ms(parsedNs, ready)) ms; detector: \(models.usesYuNet ? "YuNet" : "dlib HOG"); landmarks: PFLD; passive liveness: \(models.hasAntispoof ? "MiniFASNet" : "not installed"); second network: \(models.hasRecognizer ? "MobileFaceNet-ArcFace, v2 templates" : "none, v1 templates"))")
                     return FacePipeline(models: models, pool: pool)
                 } catch {
+                    if let name = failed.value.withLock({ $0 }) { throw missing(name) }
                     throw RPCError.app(.notInitialized, "\(error)", hint: "reinstall the models with scripts/setup.sh")
                 }
             }
@@ -82,27 +140,17 @@ final class FaceService: Sendable {
         }
     }
 
-    /// The second network's file for `choice`, nil when off, not installed or failing its sha256.
-    static func recognizerPath(_ choice: SecondNetworkChoice, catalog: ModelCatalog, logger: Logger) -> String? {
-        let name = FaceModels.recognizerName
-        switch choice {
-        case .off:
+    /// `face_second_network = PATH`: the file's bytes when its sha256 is the second network's.
+    static func customRecognizer(_ path: String, logger: Logger) -> Data? {
+        guard let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else {
+            logger.warning("face_second_network: \(path) cannot be read; running on dlib alone")
             return nil
-        case .auto:
-            let path = catalog.path(of: name)  // waits for the checksums
-            if catalog.status.corrupt.contains(name) { logger.warning("face: \(name) fails its checksum; running on dlib alone") }
-            return path
-        case .path(let path):
-            guard let sum = ModelCatalog.sha256(of: path) else {
-                logger.warning("face_second_network: \(path) cannot be read; running on dlib alone")
-                return nil
-            }
-            guard sum == ModelFile.pinnedSHA256(name) else {
-                logger.warning("face_second_network: \(path) fails its checksum (not \(name)); running on dlib alone")
-                return nil
-            }
-            return path
         }
+        guard ModelCatalog.hex(SHA256.hash(data: data)) == ModelFile.pinnedSHA256(FaceModels.recognizerName) else {
+            logger.warning("face_second_network: \(path) fails its checksum (not \(FaceModels.recognizerName)); running on dlib alone")
+            return nil
+        }
+        return data
     }
 
     /// The pipeline, or not_initialized naming the missing model.
@@ -118,6 +166,28 @@ final class FaceService: Sendable {
         }
     }
 
+    /// not_initialized at once when face is off or a required model file is not installed: a call
+    /// then does not open the camera for nothing (a file that is present but fails its checksum or
+    /// does not load is found by the load itself).
+    func requireModelsInstalled() throws {
+        try requireEnabled()
+        if let name = catalog.status.missing.first {
+            throw RPCError.app(.notInitialized, "model \(name) is missing",
+                               hint: "install the models with scripts/setup.sh (searched \(catalog.folders.joined(separator: ", ")))",
+                               details: ["model": .string(name)])
+        }
+    }
+
+    /// For the first face session after start: when the daemon started and when its models were
+    /// ready, against the call (the first login after boot, split in the log).
+    private let firstSessionLogged = Atomic<Bool>(false)
+    let startedNs = monotonicNanoseconds()
+    func startupNote(call timing: FaceSessionTiming) -> String {
+        guard !firstSessionLogged.exchange(true, ordering: .relaxed) else { return "" }
+        func ms(_ a: UInt64, _ b: UInt64?) -> String { b.map { String(Int((Double($0) - Double(a)) / 1e6)) } ?? "-" }
+        return "; first face session since start: the call came \(ms(startedNs, timing.called)) ms after start, the models were ready \(ms(startedNs, modelsReadyNs)) ms after start"
+    }
+
     func requireEnabled() throws {
         guard enabled else {
             throw RPCError.app(.notInitialized, "face is not enabled on this machine",
@@ -127,4 +197,10 @@ final class FaceService: Sendable {
 
     /// Threads one 1:N scan may use (analysis_threads).
     var searchThreads: Int { max(1, threads) }
+}
+
+/// A value shared with background tasks and closures (a Mutex cannot be captured by them itself).
+final class Shared<Value: Sendable>: Sendable {
+    let value: Mutex<Value>
+    init(_ initial: Value) { value = Mutex(initial) }
 }

@@ -15,12 +15,12 @@ public struct ModelFile: Sendable {
         ModelFile(name: "dlib_face_recognition_resnet_model_v1.dat",
                   sha256: "55533b28a95800a551ba546ba62fe69625c7e95a7061c338adffead08719da30", required: true,
                   purpose: "face embedding"),
-        ModelFile(name: "shape_predictor_68_face_landmarks.dat",
-                  sha256: "fbdc2cb80eb9aa7a758672cbfdda32ba6300efe9b6e6c7a299ff7e736b11b92f", required: true,
-                  purpose: "face landmarks, pose, blink"),
+        ModelFile(name: "landmarks_68_pfld.onnx",
+                  sha256: "2cb48550d2535bea4b1bba187fc37c407308806f870a022ef5cf8605de7c07e1", required: true,
+                  purpose: "face landmarks, pose, blink (PFLD, 68 points)"),
         ModelFile(name: "shape_predictor_5_face_landmarks.dat",
-                  sha256: "c4b1e9804792707d3a405c2c16a80a20269e6675021f64a41d30fffafbc41888", required: false,
-                  purpose: "fast face alignment"),
+                  sha256: "c4b1e9804792707d3a405c2c16a80a20269e6675021f64a41d30fffafbc41888", required: true,
+                  purpose: "face alignment for the embedding"),
         ModelFile(name: "mmod_human_face_detector.dat",
                   sha256: "4cb19393e2fbaf2b1609a9319ad5386618c886a6234ec1b971f3e87c85d87fe6", required: false,
                   purpose: "CNN face detector"),
@@ -46,13 +46,16 @@ public struct ModelFile: Sendable {
 }
 
 /// Finds model files in the configured folders (first match wins) and verifies their checksums.
-/// Presence is checked at start; hashing (130 MB) runs in the background so start stays fast,
-/// and a file that fails its checksum is refused.
+/// Presence is checked at start. The files the face pipeline loads are checked by the loader on
+/// the very bytes it parses (`verifiedData`: mapped once, hashed, handed over), in parallel; the
+/// rest are hashed in the background for `daemon.status`. A file that fails its checksum is refused.
 public final class ModelCatalog: Sendable {
     private struct State {
         var found: [String: String] = [:]  // name -> path
         var verified: Set<String> = []
         var corrupt: Set<String> = []
+        /// Being checked by a loader (`verifiedData`): the background pass leaves them alone.
+        var claimed: Set<String> = []
     }
     private let state = Mutex(State())
     public let folders: [String]
@@ -73,10 +76,10 @@ public final class ModelCatalog: Sendable {
         state.withLock { $0.found = found }
     }
 
-    /// Hashes every found file on a background queue.
+    /// Hashes every found file no loader has claimed, on a background queue.
     public func verifyInBackground() {
-        let found = state.withLock { $0.found }
-        for model in ModelFile.all {
+        let (found, claimed) = state.withLock { ($0.found, $0.claimed) }
+        for model in ModelFile.all where !claimed.contains(model.name) {
             guard let path = found[model.name] else { continue }
             DispatchQueue.global(qos: .utility).async(group: verification) {
                 let ok = Self.sha256(of: path) == model.sha256
@@ -86,6 +89,30 @@ public final class ModelCatalog: Sendable {
             }
         }
     }
+
+    /// Marks `names` as checked by a loader (call before `verifyInBackground`, so no file is
+    /// hashed twice at start).
+    public func claim(_ names: [String]) {
+        state.withLock { $0.claimed.formUnion(names) }
+    }
+
+    /// A model's bytes (the file mapped) once their sha256 is the pinned one: the loader parses the
+    /// very bytes that were checked. Nil when the file is missing, unreadable or wrong (then
+    /// recorded as corrupt, and `status` says so).
+    public func verifiedData(of name: String) -> Data? {
+        guard let path = state.withLock({ $0.found[name] }), let pinned = ModelFile.pinnedSHA256(name) else { return nil }
+        let data = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
+        let ok = data.map { Self.hex(SHA256.hash(data: $0)) == pinned } ?? false
+        state.withLock { s in
+            if ok { s.verified.insert(name) } else { s.corrupt.insert(name) }
+        }
+        return ok ? data : nil
+    }
+
+    /// The path a model was found at (verified or not).
+    public func foundPath(of name: String) -> String? { state.withLock { $0.found[name] } }
+
+    static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }
 
     public func waitForVerification() { verification.wait() }
 
@@ -112,6 +139,6 @@ public final class ModelCatalog: Sendable {
         while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
             hasher.update(data: chunk)
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hex(hasher.finalize())
     }
 }

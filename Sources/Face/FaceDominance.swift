@@ -1,3 +1,6 @@
+import BiometricProtocol
+import Foundation
+
 /// Which face a session uses when the detector finds several (someone behind the user at a desk,
 /// in a kiosk queue, at a door). Windows Hello and Howdy take the closest face; we take the face
 /// that clearly dominates, and refuse the frame (`multiple_faces`) only when none does.
@@ -29,5 +32,37 @@ public enum FaceDominance {
         let w = max(0, min(b.x + b.width, Double(width)) - max(b.x, 0))
         let h = max(0, min(b.y + b.height, Double(height)) - max(b.y, 0))
         return w * h
+    }
+}
+
+/// How a session picks its face when several are found (`FaceTracker.subjectRule`).
+public enum FaceSubjectRule: Sendable, Equatable {
+    /// Live cameras: the dominant face, or none (the frame is unusable: `multiple_faces`).
+    case dominantOnly
+    /// Still images (face.extract, image-mode verify, enrolment from a replay of images): the
+    /// dominant face, else, among the faces of similar size, the one nearest the image centre.
+    /// A photo's subject is where the photographer put it; a press photo often has a second face.
+    case stillImage
+}
+
+extension FaceDominance {
+    /// The face a still image is about, and how it was chosen: the only face; the dominant one;
+    /// else, among the faces whose visible area is at least 1/`areaRatio` of the largest one's (the
+    /// ones that kept it from dominating), the one whose centre is nearest the image centre. Nil
+    /// only without faces.
+    public static func subject(_ boxes: [FaceBox], frameWidth: Int, frameHeight: Int) -> (index: Int, subject: FaceSubject)? {
+        guard !boxes.isEmpty else { return nil }
+        if boxes.count == 1 { return (0, .only) }
+        if let top = dominant(boxes, frameWidth: frameWidth, frameHeight: frameHeight) { return (top, .dominant) }
+        let visible = boxes.map { visibleArea($0, frameWidth, frameHeight) }
+        let largest = visible.max() ?? 0
+        let cx = Double(frameWidth) / 2, cy = Double(frameHeight) / 2
+        let candidates = boxes.indices.filter { visible[$0] * areaRatio >= largest && visible[$0] > 0 }
+        let nearest = candidates.min { a, b in
+            let da = pow(boxes[a].x + boxes[a].width / 2 - cx, 2) + pow(boxes[a].y + boxes[a].height / 2 - cy, 2)
+            let db = pow(boxes[b].x + boxes[b].width / 2 - cx, 2) + pow(boxes[b].y + boxes[b].height / 2 - cy, 2)
+            return da != db ? da < db : visible[a] > visible[b]
+        }
+        return nearest.map { ($0, .nearestCentre) }
     }
 }

@@ -30,8 +30,11 @@ public struct FaceObservation: Sendable {
     /// measured with the borders.
     public var frameDifference: Double?
     /// Several faces, one of which dominates (FaceDominance): `box` is that face and the frame is
-    /// usable; `multiple_faces` stays in the feedback.
+    /// usable; `multiple_faces` stays in the feedback. With `FaceSubjectRule.stillImage` a face is
+    /// always chosen (`subject` says how).
     public var dominates = true
+    /// How the face followed was chosen at the last detection (nil: no face).
+    public var subject: FaceSubject?
     /// Tracking started anew on a face elsewhere, or of another size, than the one followed
     /// before: liveness steps seen so far belong to another face, so a session starts them again.
     public var trackRestarted = false
@@ -66,6 +69,9 @@ public final class FaceTracker: @unchecked Sendable {
     var relativeBox: (x: Double, y: Double, w: Double, h: Double)?
     var faceCount = 0
     var dominates = true
+    var subject: FaceSubject?
+    /// Which face to take when several are found (live cameras: only a dominant one).
+    public var subjectRule = FaceSubjectRule.dominantOnly
     /// Where the face followed last was (a new track elsewhere, or of another size, is a restart).
     var lastFaceBox: FaceBox?
     var sinceDetection = 0
@@ -83,6 +89,9 @@ public final class FaceTracker: @unchecked Sendable {
     /// frames do not pay ~6 ms for a reading nobody uses.
     var antispoofReadings = 0
     public static let antispoofFrames = PassiveLiveness.frames + 3
+    /// Detector readings taken per track (`antispoofFrames`; the face bench reads more to compare
+    /// window lengths).
+    public var detectorReadings = FaceTracker.antispoofFrames
 
     public init(redetectEvery: Int = 8) { self.redetectEvery = redetectEvery }
 }
@@ -134,7 +143,15 @@ public final class FacePipeline: Sendable {
             tracker.faceCount = detections.count
             tracker.sinceDetection = 0
             observation.detected = true
-            let pick = FaceDominance.dominant(detections.map(\.box), frameWidth: frame.width, frameHeight: frame.height)
+            let boxes = detections.map(\.box)
+            let pick: Int?
+            if tracker.subjectRule == .stillImage, let chosen = FaceDominance.subject(boxes, frameWidth: frame.width, frameHeight: frame.height) {
+                pick = chosen.index
+                tracker.subject = chosen.subject
+            } else {
+                pick = FaceDominance.dominant(boxes, frameWidth: frame.width, frameHeight: frame.height)
+                tracker.subject = pick == nil ? nil : boxes.count == 1 ? .only : .dominant
+            }
             tracker.dominates = pick != nil
             // The face to follow: the dominant one; with none dominating, whichever we had (the
             // frame is unusable then anyway), else the largest.
@@ -200,6 +217,7 @@ public final class FacePipeline: Sendable {
         if landmarks != nil, let box { tracker.lastFaceBox = box }
         observation.faceCount = landmarks == nil ? 0 : max(tracker.faceCount, 1)
         observation.dominates = tracker.dominates
+        observation.subject = landmarks == nil ? nil : tracker.subject
         guard let landmarks, let box else { return observation }
         let pose = FaceEngine.pose(landmarks, width: frame.width, height: frame.height)
         let measures = FaceEngine.measure(image, box: box)
@@ -237,7 +255,7 @@ public final class FacePipeline: Sendable {
         tracker.noiseBox = box
         // The detector was trained on colour: a grey frame is not given to it (it calls live grey
         // faces attacks: Docs/face.md).
-        if observation.isUsable, observation.colour, tracker.antispoofReadings < FaceTracker.antispoofFrames,
+        if observation.isUsable, observation.colour, tracker.antispoofReadings < tracker.detectorReadings,
            let reading = engine.realProbability(image, box: box) {
             observation.antispoof = reading
             tracker.antispoofReadings += 1

@@ -30,10 +30,18 @@ public struct ReplayCue: Sendable {
     /// A frame is "framed" when borders run along two or more sides of the face.
     public static func isFramed(_ mask: Int) -> Bool { mask.nonzeroBitCount >= 2 }
 
+    /// Whether each of the first frames (up to 8) was framed: the early passive pass needs its
+    /// frames clean.
+    public private(set) var firstFrames: [Bool] = []
+
     public mutating func observe(borderMask: Int) {
         framesSeen += 1
         if Self.isFramed(borderMask) { framesFramed += 1 }
+        if firstFrames.count < 8 { firstFrames.append(Self.isFramed(borderMask)) }
     }
+
+    /// At least `n` frames seen and none of the first `n` framed.
+    public func noneFramed(within n: Int) -> Bool { firstFrames.count >= n && !firstFrames.prefix(n).contains(true) }
 
     public var framedFraction: Double { framesSeen > 0 ? Double(framesFramed) / Double(framesSeen) : 0 }
 

@@ -63,9 +63,13 @@ public struct FaceEnrollParams: RPCParams, Encodable {
 public struct FaceEnrollResult: Codable, Sendable {
     public var templates: [String]
     public var framesUsed: Int
+    /// The most faces seen in one frame used (set when more than one: the subject was chosen,
+    /// from a replay camera of still images; a live camera refuses an ambiguous scene).
+    public var facesSeen: Int?
     enum CodingKeys: String, CodingKey {
         case templates
         case framesUsed = "frames_used"
+        case facesSeen = "faces_seen"
     }
     public init(templates: [String], framesUsed: Int) {
         self.templates = templates
@@ -208,6 +212,10 @@ public struct FaceVerifyResult: Codable, Sendable {
     /// (changes to their factors are then allowed for 5 minutes). A match proves that only on a
     /// trusted camera, with every setting at its floor, by a factor of the user's policy.
     public var authenticated: Bool?
+    /// Image mode: the most faces seen in one judged frame (the subject, `FaceSubject`, was the
+    /// dominant face or, among faces of similar size, the one nearest the centre). Nil in liveness
+    /// mode, which refuses an ambiguous scene (`multiple_faces`).
+    public var facesSeen: Int?
 
     enum CodingKeys: String, CodingKey {
         case match, score, threshold, liveness, authenticated
@@ -216,6 +224,7 @@ public struct FaceVerifyResult: Codable, Sendable {
         case durationMs = "duration_ms"
         case templateVersion = "template_version"
         case reenrollHint = "reenroll_hint"
+        case facesSeen = "faces_seen"
     }
 
     public init(match: Bool, score: Double, threshold: Double, liveness: FaceLiveness, livenessScore: Int, spoofAttempt: Bool,
@@ -461,8 +470,17 @@ public struct FaceExtractResult: Codable, Sendable {
     public var roll: Double
     public var quality: Int
     public var feedback: [Feedback]
+    /// Faces found in the image. With several, `subject` says which one the template is of.
+    public var facesSeen: Int
+    /// How the face was chosen: the only one, the dominant one (clearly the largest), or, among
+    /// faces of similar size, the one nearest the image centre (`FaceSubject`).
+    public var subject: FaceSubject
+    enum CodingKeys: String, CodingKey {
+        case template, box, landmarks, yaw, pitch, roll, quality, feedback, subject
+        case facesSeen = "faces_seen"
+    }
     public init(template: String, box: PixelRect, landmarks: [Double], yaw: Double, pitch: Double, roll: Double,
-                quality: Int, feedback: [Feedback]) {
+                quality: Int, feedback: [Feedback], facesSeen: Int = 1, subject: FaceSubject = .only) {
         self.template = template
         self.box = box
         self.landmarks = landmarks
@@ -471,7 +489,20 @@ public struct FaceExtractResult: Codable, Sendable {
         self.roll = roll
         self.quality = quality
         self.feedback = feedback
+        self.facesSeen = facesSeen
+        self.subject = subject
     }
+}
+
+/// Which face of a still image a result is about (face.extract, face.match images, image-mode
+/// face.verify, enrolment from a replay of images).
+public enum FaceSubject: String, Codable, Sendable, CaseIterable {
+    /// The only face found.
+    case only
+    /// The largest face, clearly (1.5× the next one's visible area, not cut by the edge).
+    case dominant
+    /// Several faces of similar size: the one whose centre is nearest the image centre.
+    case nearestCentre = "nearest_centre"
 }
 
 /// An upright box in frame pixels: a face box, or a fingertip box before its rotation.

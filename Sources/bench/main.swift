@@ -13,13 +13,28 @@ import Glibc
 #endif
 
 let usage = """
-    usage: biometricd-bench [--quick] [--only SECTION]
+    usage: biometricd-bench [--quick] [--only SECTION] [--baseline DIR] [--verifies N] [--runs N] [--warm]
            biometricd-bench --soak verify|fuzz [--count N]
       Runs the release daemon next to this binary (swift build -c release) on a replay camera of
       ../shared/data and prints one line per measurement, with a baseline from the same run.
       --quick         fewer repetitions (a smoke run)
-      --only SECTION  one section: start, rpc, face, auth, memory, gallery
+      --only SECTION  one section: start, rpc, face, auth, memory, live, first-login, gallery
+                      memory: RSS of a finger-only daemon (idle) and of one with every model
+                        loaded after enrolment and --verifies face.verify sessions [1000]
+                      live: face.verify (passive liveness, the default) request to match on
+                        replay cameras of the live clips, p50/p95; the screen replay and a still
+                        photo must be refused
+                      first-login: a daemon that has not run yet, started by socket activation
+                        (systemd-socket-activate) at the first connection, to the first live match
+                        on a replay camera of a live clip; --runs N [5]; the model files are
+                        evicted from the page cache first unless --warm
+                      lfw: LFW View-2 10-fold through the daemon's API: face.extract of every image
+                        named by pairs.txt, then face.match of all 6,000 pairs (template against
+                        template, and template against the other image as a live probe)
                       (gallery: N sealed face templates [1000000, --count], start, load, identify)
+      --baseline DIR  a folder holding another build's biometricd (e.g. main's .build/release):
+                      memory, live and first-login measure it too, in the same run, alternating,
+                      and print the ratio of this build to it
       --soak verify   N face.verify sessions (image mode) back to back [10000]; RSS sampled
                       every 10 %, drift from the first sample after warm-up
       --soak fuzz     N fuzzed lines on 8 connections (mutated requests, garbage, deep nesting,
@@ -41,16 +56,29 @@ func value(after flag: String, allowed: [String]?) -> String? {
     guard i + 1 < arguments.count, allowed.map({ $0.contains(arguments[i + 1]) }) ?? true else { fail("\(flag) needs a value") }
     return arguments[i + 1]
 }
-let only = value(after: "--only", allowed: ["start", "rpc", "face", "auth", "memory", "gallery"])
+func number(after flag: String) -> Int? {
+    value(after: flag, allowed: nil).map { text -> Int in
+        guard let n = Int(text), n > 0 else { fail("\(flag) takes a positive number") }
+        return n
+    }
+}
+let only = value(after: "--only", allowed: ["start", "rpc", "face", "auth", "memory", "live", "first-login", "gallery", "lfw"])
 let soak = value(after: "--soak", allowed: ["verify", "fuzz"])
-let count = value(after: "--count", allowed: nil).map { text -> Int in
-    guard let n = Int(text), n > 0 else { fail("--count takes a positive number") }
-    return n
+let count = number(after: "--count")
+let verifyCount = number(after: "--verifies")
+let runCount = number(after: "--runs")
+let baselineDir = value(after: "--baseline", allowed: nil)
+let valued = ["--only", "--soak", "--count", "--baseline", "--verifies", "--runs"]
+for (i, a) in arguments.enumerated() where !(["--quick", "--warm"] + valued).contains(a) {
+    if i == 0 || !valued.contains(arguments[i - 1]) { fail("unknown argument '\(a)'") }
 }
-for (i, a) in arguments.enumerated() where !["--quick", "--only", "--soak", "--count"].contains(a) {
-    if i == 0 || !["--only", "--soak", "--count"].contains(arguments[i - 1]) { fail("unknown argument '\(a)'") }
+if let baselineDir, !FileManager.default.isExecutableFile(atPath: baselineDir + "/biometricd") {
+    fail("--baseline \(baselineDir): no biometricd there")
 }
-@MainActor func wanted(_ section: String) -> Bool { soak == nil && (only == nil || only == section) }
+/// Sections run without --only (live and first-login take minutes: asked for by name).
+@MainActor func wanted(_ section: String) -> Bool {
+    soak == nil && (only == nil ? !["live", "first-login", "gallery", "lfw"].contains(section) : only == section)
+}
 
 let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
 let quick = arguments.contains("--quick")
@@ -85,7 +113,7 @@ func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t
 }
 
 /// A datagram socket standing in for systemd's NOTIFY_SOCKET.
-final class NotifySocket {
+final class NotifySocket: @unchecked Sendable {
     let fd: Int32
     let path: String
     init() {
@@ -115,19 +143,50 @@ final class Daemon {
     let process = Process()
     let root: String
     let socket: String
-    init(notify: NotifySocket?, root existing: String? = nil, extra: [String] = []) throws {
+    /// `binary`: a biometricd build (this one's by default); `cameras` replace the LFW folder's;
+    /// `log`: the daemon's stderr goes there (info level) instead of nowhere.
+    init(notify: NotifySocket?, root existing: String? = nil, extra: [String] = [], binary: String = binDir + "/biometricd",
+         cameras: [String] = [camera], log: String? = nil) throws {
         root = existing ?? Self.newRoot()
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         socket = root + "/s.sock"
-        process.executableURL = URL(fileURLWithPath: binDir + "/biometricd")
+        process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["--socket", socket, "--state-dir", root + "/state", "--models", repo + "/models",
-                             "--camera", camera, "--log-level", "warning"] + extra
+                             "--log-level", log == nil ? "warning" : "info"] + cameras.flatMap { ["--camera", $0] } + extra
         var env = ProcessInfo.processInfo.environment
         if let notify { env["NOTIFY_SOCKET"] = notify.path }
         process.environment = env
-        process.standardError = FileHandle.nullDevice
+        if let log {
+            FileManager.default.createFile(atPath: log, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: log)
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         process.standardOutput = FileHandle.nullDevice
         try process.run()
+    }
+    /// The shared libraries mapped into the daemon, and whether GDAL, poppler or FFmpeg are among them.
+    func libraries() -> (count: Int, heavy: [String]) {
+        // /proc files have no size: read until the end (String(contentsOfFile:) stops early).
+        var bytes: [UInt8] = []
+        let fd = open("/proc/\(process.processIdentifier)/maps", O_RDONLY)
+        if fd >= 0 {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = read(fd, &chunk, chunk.count)
+                if n <= 0 { break }
+                bytes += chunk[0..<n]
+            }
+            close(fd)
+        }
+        let maps = String(decoding: bytes, as: UTF8.self)
+        let libs = Set(maps.split(separator: "\n").compactMap { line -> String? in
+            guard let path = line.split(separator: " ", omittingEmptySubsequences: true).last, path.contains(".so") else { return nil }
+            return String(path)
+        })
+        let heavy = ["libgdal", "libpoppler", "libavcodec", "libavformat", "libgstreamer", "libopencv_imgcodecs", "libopencv_videoio"]
+            .filter { name in libs.contains { $0.contains("/" + name) } }
+        return (libs.count, heavy)
     }
     static func newRoot() -> String { "/tmp/bench-\(getpid())-\(Int.random(in: 0..<1_000_000))" }
 
@@ -152,9 +211,11 @@ final class Daemon {
         }
         return (kb("VmRSS:"), kb("VmHWM:"))
     }
+    /// Keep the folder (state, key) when the object goes: a later daemon starts on it.
+    var keep = false
     deinit {
         stop()
-        try? FileManager.default.removeItem(atPath: root)
+        if !keep { try? FileManager.default.removeItem(atPath: root) }
     }
 }
 
@@ -487,29 +548,339 @@ if wanted("auth") { do {
     print("auth: failed (\(error))")
 } }
 
-// MARK: 5. Where the megabytes go: a daemon without face, and one with the face models loaded
+// MARK: 5. Where the megabytes go: a finger-only daemon, and one with every model after 1,000 verifies
+
+/// The builds measured: this one, and --baseline's.
+let builds: [(label: String, binary: String)] = [("this build", binDir + "/biometricd")]
+    + (baselineDir.map { [("baseline", $0 + "/biometricd")] } ?? [])
+
+func mib(_ kb: Int) -> String { fmt(Double(kb) / 1024, 1) + " MiB" }
 
 if wanted("memory") { do {
-    let fingerOnly = try Daemon(notify: nil, extra: ["--set", "modalities=finger"])
-    fingerOnly.waitForSocket()
-    settle(fingerOnly)
-    let lean = fingerOnly.memory()
-    fingerOnly.stop()
-    print("rss_idle_finger_only_kb=\(lean.rss) (no face models: the libraries, Swift runtime and the daemon)")
-    let loaded = daemon.memory()
-    print("rss_idle_face_models_loaded_kb=\(loaded.rss); the face models (no engine yet): \((loaded.rss - lean.rss) / 1024) MiB")
-    // One verify creates the analysis engines (each with its own copy of the ResNet).
-    let client = try BiometricClient(socketPath: daemon.socket)
-    _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "mem", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),
-                        as: FaceEnrollResult.self)
-    for _ in 0..<4 {
-        _ = try client.call(Method.faceVerify, FaceVerifyParams(user: "mem", camera: "replay0", mode: .image, qualityThreshold: 0),
-                            as: FaceVerifyResult.self)
+    let verifies = verifyCount ?? (quick ? 50 : 1000)
+    var results: [String: (lean: Int, full: Int, peak: Int, idle: Int)] = [:]
+    for build in builds {
+        let fingerOnly = try Daemon(notify: nil, extra: ["--set", "modalities=finger"], binary: build.binary)
+        fingerOnly.waitForSocket()
+        settle(fingerOnly)
+        let lean = fingerOnly.memory()
+        let leanLibs = fingerOnly.libraries()
+        fingerOnly.stop()
+        print("[\(build.label)] rss_idle_finger_only_kb=\(lean.rss) (\(mib(lean.rss))): \(leanLibs.count) shared libraries mapped\(leanLibs.heavy.isEmpty ? "" : ", among them " + leanLibs.heavy.joined(separator: " "))")
+        let full = try Daemon(notify: nil, binary: build.binary)
+        full.waitForSocket()
+        settle(full)
+        let idle = full.memory()
+        print("[\(build.label)] rss_idle_face_models_loaded_kb=\(idle.rss) (\(mib(idle.rss))); the face models and their first engine: \((idle.rss - lean.rss) / 1024) MiB")
+        let client = try BiometricClient(socketPath: full.socket)
+        _ = try client.call(Method.faceEnroll, FaceEnrollParams(user: "mem", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 0),
+                            as: FaceEnrollResult.self)
+        var matched = 0
+        let t0 = now()
+        for _ in 0..<verifies {
+            let r = try client.call(Method.faceVerify, FaceVerifyParams(user: "mem", camera: "replay0", mode: .image, qualityThreshold: 0),
+                                    as: FaceVerifyResult.self)
+            if r.match { matched += 1 }
+        }
+        let used = full.memory()
+        let libs = full.libraries()
+        full.stop()
+        print("[\(build.label)] after enrolment and \(verifies) face.verify (\(matched) matched, \(fmt((now() - t0) / Double(verifies) * 1000, 1)) ms each): rss_kb=\(used.rss) (\(mib(used.rss))) peak_kb=\(used.hwm) (\(mib(used.hwm))); \(libs.count) shared libraries\(libs.heavy.isEmpty ? ", no GDAL/poppler/FFmpeg/GStreamer" : ": " + libs.heavy.joined(separator: " "))")
+        results[build.label] = (lean.rss, used.rss, used.hwm, idle.rss)
     }
-    let used = daemon.memory()
-    print("rss_after_face_sessions_kb=\(used.rss) peak_kb=\(used.hwm) (limit 250 MiB = \(250 * 1024) kB)")
+    if let a = results["this build"] {
+        print("memory: every model loaded, after enrolment and \(verifies) verifies: \(mib(a.full)) (peak \(mib(a.peak))), limit 180 MiB: \(a.full <= 180 * 1024 ? "met" : "NOT met"); finger only: \(mib(a.lean)), limit 70 MiB: \(a.lean <= 70 * 1024 ? "met" : "NOT met")")
+        if let b = results["baseline"] {
+            print("memory vs baseline (same run): after verifies \(fmt(Double(a.full) / Double(b.full), 2))x (\(mib(b.full)) before), peak \(fmt(Double(a.peak) / Double(b.peak), 2))x, idle with models \(fmt(Double(a.idle) / Double(b.idle), 2))x, finger only \(fmt(Double(a.lean) / Double(b.lean), 2))x (\(mib(b.lean)) before)")
+        }
+    }
 } catch {
     print("memory: failed (\(error))")
+} }
+
+// MARK: Live faces: request to match with passive liveness, on replay cameras of the live clips
+
+let clips = repo + "/../shared/data/video"
+
+/// A folder holding one LFW photo (a still picture a replay camera repeats), made once.
+func stillPhotoFolder() throws -> String {
+    let folder = "/tmp/bench-still-\(getpid())"
+    if !FileManager.default.fileExists(atPath: folder + "/photo.jpg") {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/photo.jpg",
+                                                   withDestinationPath: repo + "/../shared/data/faces/lfw/images/Tony_Blair/Tony_Blair_0018.jpg")
+    }
+    return folder
+}
+
+/// The outcome of one call: "match", "no match", or the error's reason (with its cue).
+func outcome(_ body: () throws -> FaceVerifyResult) -> (String, FaceVerifyResult?) {
+    do {
+        let r = try body()
+        return (r.match ? "match" : "no match", r)
+    } catch ClientError.rpc(let e) {
+        return ("\(e.code)" + (e.data?["cue"]?.stringValue.map { " " + $0 } ?? ""), nil)
+    } catch {
+        return ("\(error)", nil)
+    }
+}
+
+if wanted("live") { do {
+    let n = runCount ?? (quick ? 5 : 20)
+    let cameras = ["replay:\(clips)/tran_live/video.mp4?fps=30&loop=true", "replay:\(clips)/grid_face_blink_a/video.mp4?fps=25&loop=true",
+                   "replay:\(clips)/tran_replay_screen/video.mp4?fps=30&loop=true", "replay:\(try stillPhotoFolder())?fps=15&loop=true"]
+    var daemons: [(label: String, daemon: Daemon, client: BiometricClient)] = []
+    for build in builds {
+        let d = try Daemon(notify: nil, binary: build.binary, cameras: cameras)
+        d.waitForSocket()
+        settle(d)
+        let c = try BiometricClient(socketPath: d.socket)
+        for (user, camera) in [("tran", "replay0"), ("grid", "replay1"), ("tony", "replay3")] {
+            _ = try c.call(Method.faceEnroll, FaceEnrollParams(user: user, camera: camera, frames: 2, countdownS: 0, qualityThreshold: 20),
+                           as: FaceEnrollResult.self)
+        }
+        daemons.append((build.label, d, c))
+    }
+    print("live faces: face.verify, the default liveness mode (passive), quality_threshold 20, \(n) calls per clip and build, builds alternating")
+    var times: [String: [String: [Double]]] = [:]
+    var outcomes: [String: [String: [String: Int]]] = [:]
+    let cases = [("tran_live", "tran", "replay0"), ("grid_face_blink_a", "grid", "replay1"),
+                 ("tran_replay_screen (the live clip replayed on a screen)", "tran", "replay2"), ("a still photo (Tony_Blair_0018 repeated)", "tony", "replay3")]
+    for _ in 0..<n {
+        for (name, user, camera) in cases {
+            for d in daemons {
+                let t = now()
+                let (what, _) = outcome { try d.client.call(Method.faceVerify, FaceVerifyParams(user: user, camera: camera, qualityThreshold: 20, timeoutMs: 10000), as: FaceVerifyResult.self) }
+                let ms = (now() - t) * 1000
+                // The refused attempts would lock the user out after five: cleared as an admin would.
+                if what != "match" { _ = try? d.client.callRaw(Method.authLockoutClear, params: LockoutClearParams(user: user)) }
+                outcomes[d.label, default: [:]][name, default: [:]][what, default: 0] += 1
+                if what == "match" { times[d.label, default: [:]][name, default: []].append(ms) }
+            }
+        }
+    }
+    for d in daemons {
+        for (name, _, _) in cases {
+            let o = (outcomes[d.label]?[name] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            let t = times[d.label]?[name] ?? []
+            print("[\(d.label)] \(name): \(o)\(t.isEmpty ? "" : "; request to match p50 \(fmt(percentile(t, 0.5), 0)) ms, p95 \(fmt(percentile(t, 0.95), 0)) ms")")
+        }
+        let live = ["tran_live", "grid_face_blink_a"].flatMap { times[d.label]?[$0] ?? [] }
+        if !live.isEmpty { print("[\(d.label)] over the live clips: p50 \(fmt(percentile(live, 0.5), 0)) ms, p95 \(fmt(percentile(live, 0.95), 0)) ms (n=\(live.count))") }
+    }
+    if daemons.count == 2 {
+        let a = ["tran_live", "grid_face_blink_a"].flatMap { times["this build"]?[$0] ?? [] }
+        let b = ["tran_live", "grid_face_blink_a"].flatMap { times["baseline"]?[$0] ?? [] }
+        if !a.isEmpty, !b.isEmpty {
+            print("live vs baseline (same run): p50 \(fmt(percentile(a, 0.5) / percentile(b, 0.5), 2))x, p95 \(fmt(percentile(a, 0.95) / percentile(b, 0.95), 2))x")
+        }
+    }
+    for d in daemons { d.daemon.stop() }
+} catch {
+    print("live: failed (\(error))")
+} }
+
+// MARK: LFW through the daemon's API: face.extract + face.match over the socket
+
+/// 10-fold accuracy of `scored` (per fold: (score, same person)): the threshold that is best on the
+/// nine other folds, applied to the tenth; mean and standard deviation over the folds.
+func tenFold(_ scored: [[(Double, Bool)]]) -> (mean: Double, sd: Double) {
+    var accuracies: [Double] = []
+    for k in scored.indices {
+        let train = scored.enumerated().filter { $0.offset != k }.flatMap(\.element)
+        let values = Array(Set(train.map(\.0))).sorted()
+        var best = (t: 0.0, acc: -1.0)
+        // Thresholds between consecutive distinct scores (a score at or above matches).
+        for i in 0...values.count {
+            let t = i == 0 ? values[0] - 1 : i == values.count ? values[i - 1] + 1 : (values[i - 1] + values[i]) / 2
+            let acc = Double(train.filter { ($0.0 >= t) == $0.1 }.count) / Double(train.count)
+            if acc > best.acc { best = (t, acc) }
+        }
+        accuracies.append(Double(scored[k].filter { ($0.0 >= best.t) == $0.1 }.count) / Double(scored[k].count))
+    }
+    let mean = accuracies.reduce(0, +) / Double(accuracies.count)
+    let sd = (accuracies.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(accuracies.count)).squareRoot()
+    return (mean, sd)
+}
+
+if only == "lfw" && soak == nil { do {
+    let lfwDir = repo + "/../shared/data/faces/lfw"
+    let text = try String(contentsOfFile: lfwDir + "/pairs.txt", encoding: .utf8)
+    var lines = text.split(separator: "\n").map { $0.split(whereSeparator: { $0 == "\t" || $0 == " " }).map(String.init) }
+    let header = lines.removeFirst()
+    let folds = Int(header[0])!, per = Int(header[1])!
+    func file(_ name: String, _ n: String) -> String { String(format: "%@/%@_%04d.jpg", name, name, Int(n)!) }
+    var pairs: [[(a: String, b: String, same: Bool)]] = []
+    var i = 0
+    for _ in 0..<folds {
+        var fold: [(a: String, b: String, same: Bool)] = []
+        for _ in 0..<per { let l = lines[i]; i += 1; fold.append((file(l[0], l[1]), file(l[0], l[2]), true)) }
+        for _ in 0..<per { let l = lines[i]; i += 1; fold.append((file(l[0], l[1]), file(l[2], l[3]), false)) }
+        pairs.append(fold)
+    }
+    let images = Array(Set(pairs.flatMap { $0.flatMap { [$0.a, $0.b] } })).sorted()
+    for build in builds {
+        let d = try Daemon(notify: nil, binary: build.binary, cameras: [])
+        d.waitForSocket()
+        settle(d)
+        let socket = d.socket
+        // Phase 1: every image's template through face.extract, on two connections.
+        final class Results: @unchecked Sendable {
+            let lock = NSLock()
+            var templates: [String: String] = [:]
+            var refused: [String: String] = [:]
+            var subjects: [String: Int] = [:]
+            var scores: [String: Double] = [:]
+        }
+        let results = Results()
+        let t0 = now()
+        let group = DispatchGroup()
+        for k in 0..<2 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                guard let client = try? BiometricClient(socketPath: socket) else { return }
+                for (j, name) in images.enumerated() where j % 2 == k {
+                    guard let data = FileManager.default.contents(atPath: lfwDir + "/images/" + name) else { continue }
+                    do {
+                        let r = try client.call(Method.faceExtract, FaceExtractParams(image: data.base64EncodedString()), as: FaceExtractResult.self)
+                        results.lock.lock()
+                        results.templates[name] = r.template
+                        results.subjects["\(r.subject.rawValue) of \(r.facesSeen)", default: 0] += 1
+                        results.lock.unlock()
+                    } catch {
+                        results.lock.lock(); results.refused[name] = "\(error)"; results.lock.unlock()
+                    }
+                }
+            }.start()
+        }
+        group.wait()
+        print("[\(build.label)] face.extract of the \(images.count) LFW images named by pairs.txt: \(results.templates.count) templates, \(results.refused.count) refused, \(fmt(now() - t0, 0)) s; faces: \(results.subjects.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))")
+        for (name, why) in results.refused.sorted(by: { $0.key < $1.key }).prefix(5) { print("    refused \(name): \(why)") }
+        // Phase 2: face.match of every pair, (a) stored template against stored template, (b) the
+        // shipped pairing: a stored template (reference) against the other image as a live probe.
+        for variant in ["template vs template", "template vs image (probe embedded as a live frame)"] {
+            let t1 = now()
+            let flat = pairs.flatMap { $0 }
+            let scores = Results()
+            let g = DispatchGroup()
+            for k in 0..<2 {
+                g.enter()
+                Thread {
+                    defer { g.leave() }
+                    guard let client = try? BiometricClient(socketPath: socket) else { return }
+                    for (j, p) in flat.enumerated() where j % 2 == k {
+                        guard let reference = results.templates[p.a] else { continue }
+                        let probe: String? = variant.hasPrefix("template vs template") ? results.templates[p.b]
+                            : FileManager.default.contents(atPath: lfwDir + "/images/" + p.b)?.base64EncodedString()
+                        guard let probe, let r = try? client.call(Method.faceMatch, FaceMatchParams(probe: probe, reference: reference), as: MatchResult.self)
+                        else { continue }
+                        scores.lock.lock(); scores.scores["\(j)"] = r.score; scores.lock.unlock()
+                    }
+                }.start()
+            }
+            g.wait()
+            var index = 0
+            var missing = 0
+            let scored: [[(Double, Bool)]] = pairs.map { fold in
+                fold.map { p in
+                    defer { index += 1 }
+                    guard let score = scores.scores["\(index)"] else { missing += 1; return (-1, p.same) }  // counted as an error
+                    return (score, p.same)
+                }
+            }
+            let acc = tenFold(scored)
+            print("[\(build.label)] LFW 10-fold through face.extract + face.match, \(variant): \(fmt(acc.mean * 100, 2)) % ± \(fmt(acc.sd * 100, 2)) over \(flat.count) pairs, \(missing) without a score (counted as errors); \(fmt(now() - t1, 0)) s")
+        }
+        d.stop()
+    }
+} catch {
+    print("lfw: failed (\(error))")
+} }
+
+// MARK: The first login after boot: socket activation to the first live match
+
+/// Drops a file's pages from the page cache (those not mapped by a running process): the model
+/// files as they are after a boot.
+func evict(_ path: String) {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return }
+    _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
+    close(fd)
+}
+
+if wanted("first-login") { do {
+    let runs = runCount ?? (quick ? 2 : 5)
+    let cold = !arguments.contains("--warm")
+    let clip = "replay:\(clips)/tran_live/video.mp4?fps=30&loop=true"
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate") else { fail("first-login needs systemd-socket-activate (package systemd)") }
+    print("first login: a daemon that has not run yet, exec'd by systemd-socket-activate at the first connection, to the first live match (face.verify, passive liveness, quality_threshold 20) on a replay camera of tran_live; \(cold ? "model files evicted from the page cache before each run" : "page cache warm")")
+    // One enrolled store per build, made by a daemon that is then stopped.
+    var roots: [String: String] = [:]
+    for build in builds {
+        let d = try Daemon(notify: nil, binary: build.binary, cameras: [clip])
+        d.waitForSocket()
+        let c = try BiometricClient(socketPath: d.socket)
+        _ = try c.call(Method.faceEnroll, FaceEnrollParams(user: "tran", camera: "replay0", frames: 2, countdownS: 0, qualityThreshold: 20),
+                       as: FaceEnrollResult.self)
+        d.stop()
+        d.keep = true
+        roots[build.label] = d.root
+    }
+    let modelFiles = ((try? FileManager.default.contentsOfDirectory(atPath: repo + "/models")) ?? []).map { repo + "/models/" + $0 }
+    var totals: [String: [Double]] = [:]
+    for run in 0..<runs {
+        for build in builds {
+            if cold { modelFiles.forEach(evict) }
+            let root = roots[build.label]!
+            let socket = root + "/activated.sock"
+            unlink(socket)
+            let log = root + "/first-login-\(run).log"
+            let notify = NotifySocket()
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
+            p.arguments = ["-l", socket, "--", build.binary, "--socket", socket, "--state-dir", root + "/state", "--models", repo + "/models",
+                           "--camera", clip, "--log-level", "info"]
+            var env = ProcessInfo.processInfo.environment
+            env["NOTIFY_SOCKET"] = notify.path
+            p.environment = env
+            FileManager.default.createFile(atPath: log, contents: nil)
+            p.standardError = FileHandle(forWritingAtPath: log)
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            while !FileManager.default.fileExists(atPath: socket) { usleep(2000) }
+            usleep(50_000)  // systemd-socket-activate is listening (it binds, then prints)
+            let t0 = now()
+            let client = try BiometricClient(socketPath: socket)  // this connection starts the daemon
+            let readyAt = Collected()
+            let waiter = Thread { if notify.wait(for: "READY=1", timeout: 30) { readyAt.add([now()]) } }
+            waiter.start()
+            let (what, result) = outcome { try client.call(Method.faceVerify, FaceVerifyParams(user: "tran", camera: "replay0", qualityThreshold: 20, timeoutMs: 10000), as: FaceVerifyResult.self) }
+            let total = (now() - t0) * 1000
+            while readyAt.values.isEmpty && now() - t0 < 30 { usleep(1000) }
+            let ready = readyAt.values.first ?? .nan
+            p.terminate()
+            for _ in 0..<2000 where p.isRunning { usleep(10_000) }
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let loaded = text.split(separator: "\n").first { $0.contains("face models loaded in") }.map { String($0.suffix(from: $0.range(of: "face models loaded in")!.lowerBound)).prefix(160) } ?? "-"
+            let split = text.split(separator: "\n").first { $0.contains("face.verify tran:") }.map { String($0.suffix(from: $0.range(of: "face.verify tran:")!.lowerBound)) } ?? "-"
+            if what == "match" { totals[build.label, default: []].append(total) }
+            print("[\(build.label)] run \(run + 1): \(what) \(fmt(total, 0)) ms from the connection that started the daemon (READY at \(fmt((ready - t0) * 1000, 0)) ms; daemon side \(result.map { "\($0.durationMs)" } ?? "-") ms)")
+            print("    \(loaded)")
+            print("    \(split)")
+        }
+    }
+    for build in builds {
+        let t = totals[build.label] ?? []
+        guard !t.isEmpty else { continue }
+        print("[\(build.label)] first login: median \(fmt(percentile(t, 0.5), 0)) ms, min \(fmt(t.min()!, 0)), max \(fmt(t.max()!, 0)) (n=\(t.count)); limit 800 ms")
+    }
+    if let a = totals["this build"], let b = totals["baseline"], !a.isEmpty, !b.isEmpty {
+        print("first login vs baseline (same run): \(fmt(percentile(a, 0.5) / percentile(b, 0.5), 2))x")
+    }
+    for root in roots.values { try? FileManager.default.removeItem(atPath: root) }
+} catch {
+    print("first-login: failed (\(error))")
 } }
 
 // MARK: 6. A million sealed face templates: start, background load, identify (only with --only gallery)

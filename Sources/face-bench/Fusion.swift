@@ -47,7 +47,7 @@ func computeSecond(_ files: [String]) -> [Float] {
     }
     let models: FaceModels
     do {
-        models = try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+        models = try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
                                 resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
                                 yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
     } catch { fatalError("models: \(error)") }
@@ -389,7 +389,7 @@ func runLFWFusion() {
 func runSecondChips(_ names: [String]) {
     let models: FaceModels
     do {
-        models = try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+        models = try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
                                 resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
                                 yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
     } catch { fatalError("models: \(error)") }
@@ -424,7 +424,7 @@ func runSecondStages() {
     } }
     let models: FaceModels
     do {
-        models = try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+        models = try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
                                 resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
                                 yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
     } catch { fatalError("models: \(error)") }

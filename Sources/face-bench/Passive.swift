@@ -8,7 +8,7 @@ import Foundation
 
 func loadPassiveModels() -> FaceModels {
     do {
-        return try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+        return try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
                               yunet: modelsDir + "/face_detection_yunet_2023mar.onnx",
                               antispoof: .init(folder: modelsDir))
@@ -254,4 +254,230 @@ func runPassiveSessions() {
             print("| \(label) | \(n) | \(live) | \(refused.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")) | \(other.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")) | \(fmt(percentile(times, 0.5), 2)) / \(fmt(times.max() ?? .nan, 2)) s |")
         }
     }
+}
+
+// MARK: - Window length (passive-window)
+
+/// What a passive session sees of each frame from its start: the detector's reading (on a track's
+/// first usable colour frames), the frame difference, the border mask, whether the frame is usable.
+struct SessionFrames {
+    var readings: [Double?] = []
+    var differences: [Double?] = []
+    var borders: [Int?] = []
+    var usable: [Bool] = []
+}
+
+/// Frames `start..<start + count` through a fresh tracker, as a session started there sees them.
+func sessionFrames(_ frames: [Frame], start: Int, count: Int, models: FaceModels) -> SessionFrames {
+    let tracker = FaceTracker()
+    tracker.measureBorders = true
+    tracker.measurePassive = true
+    tracker.detectorReadings = count
+    var out = SessionFrames()
+    for f in frames[start..<min(frames.count, start + count)] {
+        guard let o = try? models.withEngine({ try FacePipeline.analyze(f, tracker: tracker, engine: $0) }), o.landmarks != nil else {
+            out.readings.append(nil); out.differences.append(nil); out.borders.append(nil); out.usable.append(false)
+            continue
+        }
+        out.readings.append(o.isUsable && o.colour ? o.antispoof?.real : nil)
+        out.differences.append(o.frameDifference)
+        out.borders.append(o.borderMask)
+        out.usable.append(o.isUsable)
+    }
+    return out
+}
+
+/// A passive decision rule: `w` detector readings, `w - 1` noise pairs and a border cue judged on
+/// `border` frames; with `early` (frames, median), a face also passes at `early.frames` frames when
+/// the median of those readings is at least `early.median`, their noise is cleared and none of
+/// them was framed.
+struct WindowRule: CustomStringConvertible {
+    var w: Int
+    var border: Int
+    var early: (frames: Int, median: Double)?
+    var description: String {
+        early.map { "early at \($0.frames) (median ≥ \($0.median)), else \(w) readings, border \(border)" } ?? "\(w) readings, \(w - 1) noise pairs, border \(border)"
+    }
+}
+
+/// The decision on the first frames of `s` under `rule`: the verdict, the frame it came at, the
+/// detector median and framed fraction it used.
+func windowDecision(_ s: SessionFrames, rule: WindowRule) -> (verdict: PassiveVerdict, frame: Int?, median: Double?, framed: Double?) {
+    var passive = PassiveLiveness(frames: rule.w, noisePairs: max(1, rule.w - 1))
+    var border = ReplayCue(minimumFrames: rule.border)
+    var readings: [Double] = [], differences: [Double] = []
+    var framedEarly = 0, seenEarly = 0
+    for i in s.usable.indices {
+        if let mask = s.borders[i] {
+            border.observe(borderMask: mask)
+            if seenEarly < (rule.early?.frames ?? 0) { seenEarly += 1; if ReplayCue.isFramed(mask) { framedEarly += 1 } }
+        }
+        if let r = s.readings[i] { readings.append(r) }
+        if let d = s.differences[i] { differences.append(d) }
+        passive.observe(reading: s.readings[i].map { AntispoofReading(real: $0, v2: $0, v1se: $0) }, frameDifference: s.differences[i])
+        passive.observe(framedFraction: border.judgedFraction, highFrequencyShare: nil)
+        let v = passive.verdict
+        if case .spoof = v { return (v, i, passive.realProbability, border.judgedFraction) }
+        if case .live = v, border.judgedFraction != nil { return (v, i, passive.realProbability, border.judgedFraction) }
+        if let early = rule.early, readings.count >= early.frames, differences.count >= early.frames - 1, seenEarly >= early.frames, framedEarly == 0 {
+            let m = PassiveLiveness.median(Array(readings.prefix(early.frames)))!
+            let d = PassiveLiveness.median(Array(differences.prefix(early.frames - 1)))!
+            if m >= early.median, d >= PassiveLiveness.identicalDifference {
+                return (.live(realProbability: m, score: PassiveLiveness.score(realProbability: m)), i, m, 0)
+            }
+        }
+    }
+    return (.pending, nil, passive.realProbability, border.judgedFraction)
+}
+
+/// How the passive cues separate live faces from attacks as the window shortens: sessions started
+/// every `--step` frames [5] of each clip (whole and cropped 1.15× to the face; the screen replay;
+/// each clip's first frame looped), decided with windows of 3…15 frames and with an early pass.
+func runPassiveWindow() {
+    let models = loadPassiveModels()
+    let step = arguments.firstIndex(of: "--step").flatMap { Int(arguments[$0 + 1]) } ?? 5
+    let longest = 17
+    struct Material { let name: String; let live: Bool; let fps: Double; let sessions: [SessionFrames] }
+    var materials: [Material] = []
+    let started = now()
+    for clip in ["tran_live", "grid_face_blink_a", "tran_replay_screen"] {
+        let (frames, fps) = videoFrames(shared + "/video/\(clip)/video.mp4")
+        let live = clip != "tran_replay_screen"
+        for (label, material) in [(clip, frames), (clip + " cropped 1.15x", tightCrops(frames, models: models))] {
+            let starts = Array(stride(from: 0, to: max(1, material.count - longest), by: step))
+            materials.append(Material(name: label, live: live, fps: fps, sessions: starts.map { sessionFrames(material, start: $0, count: longest, models: models) }))
+        }
+        if let first = frames.first {
+            let still = (0..<longest).map { k in
+                Frame(width: first.width, height: first.height, grey: first.grey, bgr: first.bgr, timestampNs: UInt64(k) * 66_666_667,
+                      sequence: UInt64(k), isInfrared: false)
+            }
+            materials.append(Material(name: clip + " frame 0 looped", live: false, fps: 15, sessions: [sessionFrames(still, start: 0, count: longest, models: models)]))
+        }
+    }
+    print("sessions every \(step) frames; \(fmt(now() - started, 0)) s to analyse")
+    var rules = [3, 4, 5, 6, 7, 8, 10, 12, 15].map { WindowRule(w: $0, border: $0) }
+    rules.append(WindowRule(w: 8, border: 15))
+    for e in [3, 4, 5] { for m in [0.4, 0.5, 0.6] { rules.append(WindowRule(w: 8, border: 15, early: (e, m))) } }
+    print("| rule | live sessions passed | live: lowest detector median | live passed at, p50 / p95 (30 fps; 25 fps) | attacks refused (detector / still / border) | screen replay: highest detector median (whole / cropped) |")
+    print("|---|---|---|---|---|---|")
+    for rule in rules {
+        var livePassed = 0, liveTotal = 0, attackRefused = 0, attackTotal = 0
+        var byCue: [String: Int] = [:]
+        var liveMin = 1.0, replayMax = (whole: 0.0, cropped: 0.0)
+        var at: [String: [Double]] = [:]
+        for m in materials {
+            for s in m.sessions {
+                let d = windowDecision(s, rule: rule)
+                if m.live {
+                    liveTotal += 1
+                    if case .live = d.verdict {
+                        livePassed += 1
+                        at[m.fps == 25 ? "25" : "30", default: []].append(Double((d.frame ?? 0) + 1) / m.fps * 1000)
+                    }
+                    if let p = d.median { liveMin = min(liveMin, p) }
+                } else {
+                    attackTotal += 1
+                    if case .spoof(let cue, _) = d.verdict {
+                        attackRefused += 1
+                        let name = switch cue { case .detector: "detector"; case .stillFrames: "still"; case .border: "border"; case .recapture: "recapture" }
+                        byCue[name, default: 0] += 1
+                    }
+                    if m.name.hasPrefix("tran_replay_screen"), let p = d.median {
+                        if m.name.contains("cropped") { replayMax.cropped = max(replayMax.cropped, p) } else { replayMax.whole = max(replayMax.whole, p) }
+                    }
+                }
+            }
+        }
+        func times(_ v: [Double]?) -> String { v.map { "\(fmt(percentile($0, 0.5), 0)) / \(fmt(percentile($0, 0.95), 0))" } ?? "-" }
+        print("| \(rule) | \(livePassed) / \(liveTotal) | \(fmt(liveMin, 3)) | \(times(at["30"])); \(times(at["25"])) ms | \(attackRefused) / \(attackTotal) (\(byCue["detector"] ?? 0) / \(byCue["still"] ?? 0) / \(byCue["border"] ?? 0)) | \(fmt(replayMax.whole, 3)) / \(fmt(replayMax.cropped, 3)) |")
+    }
+    // Per material, for the shipped rule and the fixed windows around it.
+    print("\nper material (lowest live / highest attack detector median of the sessions; sessions decided live / refused):")
+    for rule in [WindowRule(w: 6, border: 6), WindowRule(w: 8, border: 15), WindowRule(w: 8, border: 15, early: (4, 0.5))] {
+        print("  \(rule):")
+        for m in materials {
+            let ds = m.sessions.map { windowDecision($0, rule: rule) }
+            let medians = ds.compactMap(\.median)
+            let live = ds.filter { if case .live = $0.verdict { return true } else { return false } }.count
+            let refused = ds.filter { if case .spoof = $0.verdict { return true } else { return false } }.count
+            print("    \(m.name): \(ds.count) sessions, median \(m.live ? "lowest" : "highest") \(fmt(m.live ? (medians.min() ?? .nan) : (medians.max() ?? .nan), 3)); live \(live), refused \(refused)")
+        }
+    }
+    // The border cue alone (it must still catch a screen replay the detector were fooled by).
+    print("\nborder cue alone on the uncropped screen replay, sessions flagged (framed fraction ≥ \(ReplayCue.defaultSpoofFraction)) by window:")
+    for w in [3, 4, 5, 6, 8, 10, 15] {
+        guard let m = materials.first(where: { $0.name == "tran_replay_screen" }) else { break }
+        var flagged = 0
+        for s in m.sessions {
+            var cue = ReplayCue(minimumFrames: w)
+            for mask in s.borders.compactMap({ $0 }) where cue.framesSeen < w { cue.observe(borderMask: mask) }
+            if cue.isSpoof { flagged += 1 }
+        }
+        print("  \(w) frames: \(flagged) / \(m.sessions.count)")
+    }
+}
+
+// MARK: - PFLD against dlib's 68-point predictor (landmarks)
+
+/// The landmark network the daemon runs (PFLD) against dlib's predictor it replaced, on the same
+/// detector boxes of every 10th LFW image: where their points differ (per region, in eye
+/// distances), what that does to pose and the eye aspect ratio, that the ResNet's chips (aligned on
+/// dlib's 5-point model in the detector's box) do not change, and the cost per face.
+func runLandmarks() {
+    func distance(_ a: SIMD2<Double>, _ b: SIMD2<Double>) -> Double { ((a - b) * (a - b)).sum().squareRoot() }
+    func load(_ landmarks: String) -> FaceModels {
+        do {
+            return try FaceModels(landmarks: landmarks, shape5: modelsDir + "/" + FaceModels.shape5Name,
+                                  resnet: modelsDir + "/" + FaceModels.resnetName, yunet: modelsDir + "/" + FaceModels.yunetName)
+        } catch { fatalError("models: \(error)") }
+    }
+    let pfld = load(modelsDir + "/" + FaceModels.landmarkName), dlib = load(modelsDir + "/" + FaceModels.dlib68Name)
+    let lfw = shared + "/faces/lfw/images"
+    let people = ((try? FileManager.default.contentsOfDirectory(atPath: lfw)) ?? []).sorted()
+    var files: [String] = []
+    for p in people { for f in ((try? FileManager.default.contentsOfDirectory(atPath: lfw + "/" + p)) ?? []).sorted() { files.append(p + "/" + f) } }
+    let regions: [(String, Range<Int>)] = [("jaw", 0..<17), ("brows", 17..<27), ("nose", 27..<36), ("eyes", 36..<48), ("mouth", 48..<68)]
+    var regionError: [String: [Double]] = [:], all: [Double] = []
+    var yaw: [Double] = [], pitch: [Double] = [], roll: [Double] = [], ear: [Double] = [], earDlib: [Double] = []
+    var descriptorDiff = 0.0, faces = 0
+    var tP = 0.0, tD = 0.0
+    for (k, file) in files.enumerated() where k % 10 == 0 {
+        guard let frame = readFrame(lfw + "/" + file) else { continue }
+        let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
+        _ = try? pfld.withEngine { pe in
+            try dlib.withEngine { de in
+                guard let box = try pe.detect(image, minSize: 30).min(by: { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) })?.box
+                else { return }
+                var t = now()
+                let a = try pe.landmarks(image, box: box)
+                tP += now() - t
+                t = now()
+                let b = try de.landmarks(image, box: box)
+                tD += now() - t
+                let iod = max(1, b.interocular)
+                for (name, r) in regions {
+                    let e = r.map { distance(a.points[$0], b.points[$0]) / iod }.reduce(0, +) / Double(r.count)
+                    regionError[name, default: []].append(e)
+                }
+                all.append((0..<68).map { distance(a.points[$0], b.points[$0]) / iod }.reduce(0, +) / 68)
+                let pa = FaceEngine.pose(a, width: frame.width, height: frame.height), pb = FaceEngine.pose(b, width: frame.width, height: frame.height)
+                yaw.append(pa.yaw - pb.yaw); pitch.append(pa.pitch - pb.pitch); roll.append(pa.roll - pb.roll)
+                ear.append(a.eyeAspectRatio); earDlib.append(b.eyeAspectRatio)
+                // The ResNet's chip is aligned by dlib's 5-point model in the detector's box, whatever
+                // the 68 landmarks are: the descriptors must be the same.
+                let da = try pe.embed(image, landmarks: a, views: .mirrored), db = try de.embed(image, landmarks: b, views: .mirrored)
+                descriptorDiff = max(descriptorDiff, zip(da, db).map { Double(abs($0 - $1)) }.max() ?? 0)
+                faces += 1
+            }
+        }
+    }
+    func p(_ v: [Double], _ q: Double) -> String { fmt(percentile(v, q), 3) }
+    print("LFW, every 10th image: \(faces) faces, the same YuNet box given to both")
+    print("PFLD against dlib, mean point distance in eye distances (median / p90): all \(p(all, 0.5)) / \(p(all, 0.9))")
+    for (name, _) in regions { print("  \(name): \(p(regionError[name]!, 0.5)) / \(p(regionError[name]!, 0.9))") }
+    print("pose difference PFLD − dlib, degrees (p5 / p50 / p95): yaw \(p(yaw, 0.05)) / \(p(yaw, 0.5)) / \(p(yaw, 0.95)); pitch \(p(pitch, 0.05)) / \(p(pitch, 0.5)) / \(p(pitch, 0.95)); roll \(p(roll, 0.05)) / \(p(roll, 0.5)) / \(p(roll, 0.95))")
+    print("eye aspect ratio, open eyes of LFW (p5 / p50 / p95): PFLD \(p(ear, 0.05)) / \(p(ear, 0.5)) / \(p(ear, 0.95)); dlib \(p(earDlib, 0.05)) / \(p(earDlib, 0.5)) / \(p(earDlib, 0.95))")
+    print("ResNet descriptors (chip + mirror) from the two: largest difference \(descriptorDiff) (the chip is aligned by the 5-point model)")
+    print("landmarks per face: PFLD \(fmt(tP / Double(max(1, faces)) * 1000, 2)) ms, dlib \(fmt(tD / Double(max(1, faces)) * 1000, 2)) ms (same process, alternating)")
 }

@@ -20,6 +20,11 @@
 //              the face, grey), a looped still and LFW stills; when PassiveLiveness decides
 //   passive-sessions  whole verify sessions in passive mode (--blink: passive+blink) started every
 //              0.5 s of each clip, whole, cropped and grey: live, refused by which cue, and when
+//   passive-window  how the passive cues separate live faces from attacks as their window (frames
+//              read before deciding) shortens, 3…15 frames, sessions every --step frames [5]
+//   landmarks  the PFLD network against dlib's 68-point predictor it replaced, on LFW: point
+//              distances per region, pose and eye-aspect-ratio differences, ResNet descriptors, cost
+//   --dlib68   (any command) run dlib's 68-point predictor instead of the PFLD network
 // Run from the repository root after `swift build -c release`:  .build/release/biometricd-face-bench lfw
 import BiometricCamera
 import BiometricCore
@@ -37,6 +42,9 @@ let repo = FileManager.default.currentDirectoryPath
 let shared = repo + "/../shared/data"
 let modelsDir = ProcessInfo.processInfo.environment["BIOMETRICD_MODELS"] ?? repo + "/models"
 let arguments = Array(CommandLine.arguments.dropFirst())
+/// The 68-point landmark model: the PFLD network the daemon runs, or with `--dlib68` dlib's
+/// predictor it replaced (to compare the two in one build).
+let landmarkModel = modelsDir + "/" + (arguments.contains("--dlib68") ? FaceModels.dlib68Name : FaceModels.landmarkName)
 
 func now() -> Double {
     var ts = timespec()
@@ -47,7 +55,7 @@ func fmt(_ v: Double, _ d: Int = 2) -> String { String(format: "%.\(d)f", v) }
 
 func loadModels(yunet: Bool = true) -> FaceModels {
     do {
-        return try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+        return try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
                               yunet: yunet ? modelsDir + "/face_detection_yunet_2023mar.onnx" : nil)
     } catch {
@@ -277,7 +285,7 @@ func runIdentify() {
     let models: FaceModels
     if fusedMode {
         do {
-            models = try FaceModels(shape68: modelsDir + "/shape_predictor_68_face_landmarks.dat",
+            models = try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
                                     resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
                                     yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
         } catch { fatalError("models: \(error)") }
@@ -395,24 +403,67 @@ func runMemory() {
     }
     var last = rss()
     func step(_ what: String) {
+
         let now = rss()
         print("\(what): RSS \(fmt(now, 1)) MiB (+\(fmt(now - last, 1)))")
         last = now
     }
     step("process with the libraries")
-    let models = loadModels()
-    step("models loaded (landmarks 68 + 5, ResNet weights, YuNet file, HOG)")
-    guard let frame = readFrame(shared + "/faces/lfw/images/Tony_Blair/Tony_Blair_0018.jpg") else { return }
-    func analyse(_ engine: FaceEngine) {
-        guard let o = try? FacePipeline.analyze(frame, tracker: FaceTracker(), engine: engine), let landmarks = o.landmarks else { return }
-        let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
-        _ = try? engine.embed(image, landmarks: landmarks, views: .mirrored)
-        _ = try? engine.embed(image, landmarks: landmarks, views: .jittered)
+    let models: FaceModels
+    do {
+        models = try FaceModels(.init(landmarks: landmarkModel, shape5: modelsDir + "/" + FaceModels.shape5Name,
+                                      resnet: modelsDir + "/" + FaceModels.resnetName, yunet: modelsDir + "/" + FaceModels.yunetName,
+                                      antispoof: .init(folder: modelsDir), recognizer: recognizerPath()))
+    } catch { fatalError("models: \(error)") }
+    step("models loaded (\((landmarkModel as NSString).lastPathComponent), 5-point, one ResNet, the ONNX files' bytes)")
+    guard let small = readFrame(shared + "/faces/lfw/images/Tony_Blair/Tony_Blair_0018.jpg") else { return }
+    // The same face on a 640x480 frame (a webcam's): YuNet's buffers grow with the frame.
+    let pool = PixelBufferPool(limit: 0)
+    let grey = pool.buffer(count: 640 * 480), bgr = pool.buffer(count: 640 * 480 * 3)
+    for i in 0..<(640 * 480) { grey.pointer[i] = 90 }
+    for i in 0..<(640 * 480 * 3) { bgr.pointer[i] = 90 }
+    for y in 0..<250 {
+        (bgr.pointer + ((y + 115) * 640 + 195) * 3).update(from: small.bgr!.pointer + y * 250 * 3, count: 250 * 3)
+        (grey.pointer + (y + 115) * 640 + 195).update(from: small.grey.pointer + y * 250, count: 250)
     }
-    _ = try? models.withEngine { analyse($0) }
-    step("first engine after a frame, a probe and a stored template (its ResNet copy, YuNet buffers)")
-    _ = try? models.withEngine { a in try models.withEngine { b in analyse(a); analyse(b) } }
-    step("second engine, the same work")
+    let large = Frame(width: 640, height: 480, grey: grey, bgr: bgr, timestampNs: 1, sequence: 1, isInfrared: false)
+    for (label, frame) in [("250x250 (LFW, the daemon bench's camera)", small), ("640x480", large)] {
+        print("# \(label)")
+        let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
+        _ = try? models.withEngine { engine in
+            let tracker = FaceTracker()
+            tracker.measurePassive = true
+            tracker.measureBorders = true
+            guard let box = try engine.detect(image).first?.box else { return }
+            step("  engine: YuNet run once")
+            let landmarks = try engine.landmarks(image, box: box)
+            step("  + landmarks")
+            _ = engine.realProbability(image, box: box)
+            step("  + passive detector (MiniFASNetV2 + V1SE)")
+            _ = try engine.embed(image, landmarks: landmarks, views: .mirrored)
+            step("  + ResNet probe (chip + mirror)")
+            _ = try engine.embed(image, landmarks: landmarks, views: .jittered)
+            step("  + ResNet stored template (8 views)")
+            _ = try engine.secondEmbedding(image, landmarks: landmarks, box: box, mirrored: true)
+            step("  + keypoints and the second network")
+            _ = try FacePipeline.analyze(frame, tracker: tracker, engine: engine)
+            step("  + a whole frame's analysis")
+        }
+        _ = try? models.withEngine { a in
+            try models.withEngine { b in
+                for e in [a, b] {
+                    let tracker = FaceTracker()
+                    tracker.measurePassive = true
+                    tracker.measureBorders = true
+                    if let o = try? FacePipeline.analyze(frame, tracker: tracker, engine: e), let l = o.landmarks {
+                        _ = try? e.embed(image, landmarks: l, views: .mirrored)
+                        _ = try? e.secondEmbedding(image, landmarks: l, box: o.box, mirrored: false)
+                    }
+                }
+            }
+        }
+        step("  a second engine, the same work")
+    }
 }
 
 // MARK: - Replay cue on the real clips
@@ -815,6 +866,8 @@ case "recapture": runRecapture()
 case "passive": runPassive()
 case "passive-sessions": runPassiveSessions()
 case "poses": runPoses(arguments.count > 1 ? arguments[1] : "tran_live")
+case "passive-window": runPassiveWindow()
+case "landmarks": runLandmarks()
 case "blink": runBlink()
 case "eyes": runEyes()
 case "spoof": runSpoof()

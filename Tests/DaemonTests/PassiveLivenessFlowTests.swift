@@ -81,7 +81,7 @@ final class PassiveLivenessFlowTests: XCTestCase {
     func testPassiveWithoutTheAntispoofingModelsIsNotInitializedAndTheDefaultFallsBackToBlink() throws {
         // A models folder with everything but the anti-spoofing networks.
         let models = try folder()
-        for name in ["dlib_face_recognition_resnet_model_v1.dat", "shape_predictor_68_face_landmarks.dat",
+        for name in ["dlib_face_recognition_resnet_model_v1.dat", "landmarks_68_pfld.onnx",
                      "shape_predictor_5_face_landmarks.dat", "face_detection_yunet_2023mar.onnx"]
         where FileManager.default.fileExists(atPath: Self.models + "/" + name) {
             try FileManager.default.createSymbolicLink(atPath: models + "/" + name, withDestinationPath: Self.models + "/" + name)

@@ -21,7 +21,7 @@ final class ProtocolConformanceTests: XCTestCase {
         XCTAssertEqual(status.version, "0.1.0")
         XCTAssertEqual(status.cameras, ["replay0"])
         XCTAssertEqual(status.models.missing.sorted(),
-                       ["dlib_face_recognition_resnet_model_v1.dat", "shape_predictor_68_face_landmarks.dat"],
+                       ["dlib_face_recognition_resnet_model_v1.dat", "landmarks_68_pfld.onnx", "shape_predictor_5_face_landmarks.dat"],
                        "the daemon names the models it lacks")
         XCTAssertEqual(status.users, 0)
         XCTAssertEqual(status.activeSessions, 0)

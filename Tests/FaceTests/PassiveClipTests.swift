@@ -23,7 +23,7 @@ final class PassiveClipTests: XCTestCase {
               FileManager.default.fileExists(atPath: dir + "/" + FaceModels.AntispoofFiles.v1seName) else {
             throw XCTSkip("anti-spoofing models not installed: run scripts/setup.sh (they come from ../shared/models/antispoof)")
         }
-        return try FaceModels(shape68: dir + "/shape_predictor_68_face_landmarks.dat",
+        return try FaceModels(landmarks: dir + "/landmarks_68_pfld.onnx", shape5: dir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat",
                               yunet: dir + "/face_detection_yunet_2023mar.onnx", antispoof: .init(folder: dir))
     }

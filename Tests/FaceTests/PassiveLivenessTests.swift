@@ -21,10 +21,29 @@ final class PassiveLivenessTests: XCTestCase {
     // MARK: The decision type
 
     func testALiveFaceIsDecidedOnceTheFirstFramesAreIn() {
+        // A doubtful (but real) face waits for the whole window.
         var passive = PassiveLiveness()
-        let verdicts = Self.feed(&passive, PassiveLiveness.frames, p: 0.9, d: 2)
+        let verdicts = Self.feed(&passive, PassiveLiveness.frames, p: 0.3, d: 2)
         XCTAssertTrue(verdicts.dropLast().allSatisfy { $0 == .pending }, "not before the frames are in")
+        XCTAssertEqual(verdicts.last, .live(realProbability: 0.3, score: PassiveLiveness.score(realProbability: 0.3)))
+        XCTAssertFalse(passive.passedEarly)
+    }
+
+    /// A clear face passes on its first `earlyFrames` readings; one just under `earlyReal`, or
+    /// whose frames are the same picture, does not.
+    func testAClearlyLiveFacePassesEarly() {
+        var clear = PassiveLiveness()
+        let verdicts = Self.feed(&clear, PassiveLiveness.earlyFrames, p: 0.9, d: 2)
+        XCTAssertTrue(verdicts.dropLast().allSatisfy { $0 == .pending })
         XCTAssertEqual(verdicts.last, .live(realProbability: 0.9, score: PassiveLiveness.score(realProbability: 0.9)))
+        XCTAssertTrue(clear.passedEarly)
+        var doubtful = PassiveLiveness()
+        XCTAssertEqual(Self.feed(&doubtful, PassiveLiveness.earlyFrames, p: PassiveLiveness.earlyReal - 0.01, d: 2).last, .pending)
+        var still = PassiveLiveness()
+        XCTAssertEqual(Self.feed(&still, PassiveLiveness.earlyFrames, p: 0.98, d: 0).last, .pending, "identical frames never pass early")
+        // A stricter liveness_threshold raises the bar of the early pass too (score 80: p ≥ 0.68).
+        var strict = PassiveLiveness(livenessThreshold: 80)
+        XCTAssertEqual(Self.feed(&strict, PassiveLiveness.earlyFrames, p: 0.6, d: 2).last, .pending)
     }
 
     func testAPrintOrScreenIsRefusedByTheDetector() {
@@ -130,7 +149,15 @@ final class PassiveLivenessTests: XCTestCase {
         XCTAssertEqual(outcome.liveness, .live)
         XCTAssertTrue(outcome.matched)
         XCTAssertEqual(outcome.livenessScore, PassiveLiveness.score(realProbability: 0.9))
-        XCTAssertEqual(at, ReplayCue().minimumFrames - 1, "as soon as the border cue has its frames (0.5 s at 30 fps)")
+        XCTAssertEqual(at, PassiveLiveness.earlyFrames - 1, "a clear face at its 4th frame (133 ms at 30 fps)")
+        // A doubtful face, or one whose first frames sat inside borders, waits for the border cue's
+        // frames (0.5 s at 30 fps).
+        guard case .decided(_, let doubtful) = verify(.passive, { Self.frame($0, p: 0.3) }) else { return XCTFail("a doubtful live face") }
+        XCTAssertEqual(doubtful, ReplayCue().minimumFrames - 1)
+        guard case .decided(_, let framed) = verify(.passive, { Self.frame($0, borderMask: $0 == 1 ? 0b0101 : 0) }) else {
+            return XCTFail("one framed frame of 15 is under the cue's 20 %")
+        }
+        XCTAssertEqual(framed, ReplayCue().minimumFrames - 1, "no early pass with a framed frame among the first")
     }
 
     func testPassiveRefusesWhatTheDetectorCallsAnAttack() {

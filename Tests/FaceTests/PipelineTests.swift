@@ -16,7 +16,7 @@ final class PipelineTests: XCTestCase {
         guard FileManager.default.fileExists(atPath: dir + "/dlib_face_recognition_resnet_model_v1.dat") else {
             throw XCTSkip("models not installed: run scripts/setup.sh")
         }
-        return try FaceModels(shape68: dir + "/shape_predictor_68_face_landmarks.dat",
+        return try FaceModels(landmarks: dir + "/landmarks_68_pfld.onnx", shape5: dir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat",
                               yunet: dir + "/face_detection_yunet_2023mar.onnx")
     }
@@ -104,5 +104,36 @@ final class PipelineTests: XCTestCase {
         }
         XCTAssertEqual(restarts.count, 1, "one restart, at the switch: \(restarts)")
         XCTAssertTrue((12...14).contains(restarts.first ?? -1), "right after the switch at frame 12: \(restarts)")
+    }
+
+    /// Two equal faces side by side: a live camera's frame is unusable (no face dominates), a still
+    /// image's subject is the face nearest the centre; the second face stays in the feedback.
+    func testAStillImageTakesItsSubjectWhereALiveFrameIsAmbiguous() throws {
+        let models = try models()
+        let tony = try frame(Self.lfw + "/Tony_Blair/Tony_Blair_0064.jpg")
+        // 600 px wide: the same photo at x 0…250 and at x 300…550 (nearer the centre, 300).
+        let w = 600, h = 250
+        let pool = PixelBufferPool(limit: 0)
+        let bgr = pool.buffer(count: w * h * 3), grey = pool.buffer(count: w * h)
+        for i in 0..<(w * h) { grey.pointer[i] = 0 }
+        for i in 0..<(w * h * 3) { bgr.pointer[i] = 0 }
+        for (source, x0) in [(tony, 0), (tony, 300)] {
+            for y in 0..<250 {
+                (grey.pointer + y * w + x0).update(from: source.grey.pointer + y * 250, count: 250)
+                (bgr.pointer + (y * w + x0) * 3).update(from: source.bgr!.pointer + y * 250 * 3, count: 250 * 3)
+            }
+        }
+        let both = Frame(width: w, height: h, grey: grey, bgr: bgr, timestampNs: 0, sequence: 0, isInfrared: false)
+        let live = try models.withEngine { try FacePipeline.analyze(both, tracker: FaceTracker(), engine: $0) }
+        XCTAssertEqual(live.faceCount, 2)
+        XCTAssertFalse(live.isUsable, "a live session does not guess between two equal faces")
+        XCTAssertTrue(live.feedback.contains(.multipleFaces))
+        let tracker = FaceTracker()
+        tracker.subjectRule = .stillImage
+        let still = try models.withEngine { try FacePipeline.analyze(both, tracker: tracker, engine: $0) }
+        XCTAssertTrue(still.isUsable)
+        XCTAssertEqual(still.subject, .nearestCentre)
+        XCTAssertGreaterThan(try XCTUnwrap(still.box).centerX, 300, "the right one, whose face is nearer the centre")
+        XCTAssertTrue(still.feedback.contains(.multipleFaces), "the other face is still reported")
     }
 }

@@ -20,7 +20,7 @@ final class SecondNetworkTests: XCTestCase {
             throw XCTSkip("models not installed: run scripts/setup.sh")
         }
         guard let recognizer = modelPath() else { throw XCTSkip("\(FaceModels.recognizerName) not found") }
-        return try FaceModels(shape68: dir + "/shape_predictor_68_face_landmarks.dat",
+        return try FaceModels(landmarks: dir + "/landmarks_68_pfld.onnx", shape5: dir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat",
                               yunet: dir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizer)
     }
@@ -94,7 +94,7 @@ final class SecondNetworkTests: XCTestCase {
                            try engine.secondEmbedding(image, landmarks: landmarks, box: FaceBox(x: 0, y: 0, width: 20, height: 20), mirrored: false))
         }
         let dir = PipelineTests.repo + "/models"
-        let hog = try FaceModels(shape68: dir + "/shape_predictor_68_face_landmarks.dat",
+        let hog = try FaceModels(landmarks: dir + "/landmarks_68_pfld.onnx", shape5: dir + "/shape_predictor_5_face_landmarks.dat",
                                  resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat", yunet: nil,
                                  recognizer: try XCTUnwrap(Self.modelPath()))
         try hog.withEngine { engine in
@@ -180,7 +180,7 @@ final class SecondNetworkTests: XCTestCase {
         let bogus = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-model-\(getpid()).onnx").path
         try Data("not an onnx file".utf8).write(to: URL(fileURLWithPath: bogus))
         defer { try? FileManager.default.removeItem(atPath: bogus) }
-        XCTAssertThrowsError(try FaceModels(shape68: dir + "/shape_predictor_68_face_landmarks.dat",
+        XCTAssertThrowsError(try FaceModels(landmarks: dir + "/landmarks_68_pfld.onnx", shape5: dir + "/shape_predictor_5_face_landmarks.dat",
                                             resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat", yunet: nil,
                                             recognizer: bogus)) { error in
             guard case FaceError.modelMissing = error else { return XCTFail("\(error)") }

@@ -15,7 +15,8 @@ typedef struct cvis_antispoof_models cvis_antispoof_models;
 
 /// Reads and checks (by building a network from each) MiniFASNetV2.onnx and MiniFASNetV1SE.onnx.
 /// On failure returns NULL and sets *status and cvis_last_error().
-cvis_antispoof_models *cvis_antispoof_models_load(const char *v2_onnx, const char *v1se_onnx, cvis_status *status);
+cvis_antispoof_models *cvis_antispoof_models_load(const cvis_model_bytes *v2_onnx, const cvis_model_bytes *v1se_onnx,
+                                                  cvis_status *status);
 void cvis_antispoof_models_free(cvis_antispoof_models *models);
 
 /// One thread's networks (cv::dnn::Net keeps per-call state): one detector per analysis thread.

@@ -1,5 +1,6 @@
-// CFaceVision face API: detection (YuNet, or dlib HOG when no YuNet model), 68/5-point landmarks,
-// head pose, image quality measures, aligned-chip embeddings (dlib ResNet, 128-d), drawing.
+// CFaceVision face API: detection (YuNet, or dlib HOG when no YuNet model), 68 landmarks (the PFLD
+// network; dlib's 68-point predictor for comparison), dlib's 5-point chip alignment, head pose,
+// image quality measures, aligned-chip embeddings (dlib ResNet, 128-d), drawing.
 // Plain C over C++; every entry point catches all exceptions (status + cvis_last_error()).
 #ifndef CVISION_FACE_H
 #define CVISION_FACE_H
@@ -13,21 +14,41 @@ extern "C" {
 /// Read-only model weights, loaded once and shared by all engines.
 typedef struct cvis_face_models cvis_face_models;
 
-/// Loads the models. `yunet_onnx` may be NULL (then detection uses dlib's HOG detector).
-/// `shape68` is required (landmarks, pose, blink). `resnet` may be NULL (then embedding fails with
-/// CVIS_ERR_ARGUMENT). On failure returns NULL and sets *status and cvis_last_error().
+/// What the 68-point landmark model given to cvis_face_models_load is.
+enum {
+    /// The PFLD network (landmarks_68_pfld.onnx, 2.9 MB): what the daemon runs.
+    CVIS_LANDMARKS_PFLD = 0,
+    /// dlib's shape_predictor_68_face_landmarks.dat (95 MiB in memory): the benches compare with it.
+    CVIS_LANDMARKS_DLIB68 = 1,
+};
+
+/// dlib's ResNet face recogniser and the 5-point model its chips are aligned on, loaded apart from
+/// the rest (they are the largest files: loaded on another thread, their bytes released sooner).
+typedef struct cvis_face_recognition cvis_face_recognition;
+/// Loads from the files' bytes (each a whole file the caller read, and may have checked the sha256
+/// of; nothing keeps pointing into them): dlib's shape_predictor_5_face_landmarks.dat and
+/// dlib_face_recognition_resnet_model_v1.dat.
+cvis_face_recognition *cvis_face_recognition_load(const cvis_model_bytes *shape5, const cvis_model_bytes *resnet,
+                                                  cvis_status *status);
+void cvis_face_recognition_free(cvis_face_recognition *recognition);
+
+/// Loads the models from their bytes (as above). `yunet_onnx` may be NULL (then detection uses
+/// dlib's HOG detector). `landmarks` is required (landmarks, pose, blink), in `landmarks_format`.
+/// Without a recognition attached (cvis_face_models_attach_recognition) embedding fails with
+/// CVIS_ERR_ARGUMENT. On failure returns NULL and sets *status and cvis_last_error().
 /// YuNet must be the 2023 model (face_detection_yunet_2023mar.onnx; it is run with OpenCV's dnn
-/// module, as OpenCV 4.6's cv::FaceDetectorYN only reads the 2022 model). When
-/// shape_predictor_5_face_landmarks.dat is in the same folder as `shape68` it is loaded too and
-/// used to align embedding chips (see cvis_face_embed).
-cvis_face_models *cvis_face_models_load(const char *yunet_onnx, const char *shape68, const char *resnet,
-                                        cvis_status *status);
+/// module, as OpenCV 4.6's cv::FaceDetectorYN only reads the 2022 model).
+cvis_face_models *cvis_face_models_load(const cvis_model_bytes *yunet_onnx, const cvis_model_bytes *landmarks,
+                                        int landmarks_format, cvis_status *status);
+/// Hands `recognition` over to `models` (it is freed with them). Call before any engine exists.
+void cvis_face_models_attach_recognition(cvis_face_models *models, cvis_face_recognition *recognition);
 void cvis_face_models_free(cvis_face_models *models);
 /// 1 when detection uses YuNet, 0 for HOG.
 int cvis_face_models_has_yunet(const cvis_face_models *models);
 
-/// Per-thread working state (detector input buffers, network scratch). An engine is used by one
-/// thread at a time; create one per analysis thread. The models must outlive their engines.
+/// Per-thread working state (the detector's and the landmark network's instances, scratch). An
+/// engine is used by one thread at a time; create one per analysis thread. The models must outlive
+/// their engines. The ResNet is the models' (one copy, used under a lock).
 typedef struct cvis_face_engine cvis_face_engine;
 cvis_face_engine *cvis_face_engine_create(const cvis_face_models *models, cvis_status *status);
 void cvis_face_engine_free(cvis_face_engine *engine);
@@ -65,8 +86,8 @@ int cvis_face_keypoints(cvis_face_engine *engine, cvis_image_view image, cvis_fa
                         cvis_status *status);
 
 /// 68 landmarks (iBUG order) inside `box`: out[2*i], out[2*i+1] = x, y in pixels.
-/// `box` is one from cvis_face_detect with the same models (YuNet boxes are mapped to the box the
-/// landmark model was trained on).
+/// `box` is one from cvis_face_detect with the same models (YuNet boxes are mapped to the square box
+/// dlib's predictors were trained on; PFLD sees 1.2× that box, moved down by 5 % of its side).
 cvis_status cvis_face_landmarks(cvis_face_engine *engine, cvis_image_view image, cvis_face_box box, float out[136]);
 
 /// Head pose from 68 landmarks (solvePnP on a generic 3D face, focal = image width):
@@ -89,9 +110,9 @@ cvis_status cvis_face_measure(cvis_image_view image, cvis_face_box box, cvis_fac
 /// padding). `flip` 1 also embeds the mirrored chip and averages (then re-normalises); 2 adds six
 /// fixed small jitters of the chip (dlib's jitter_image distribution: up to 3°, 2 % shift, 3 %
 /// zoom; eight chips, about four times the cost). The output is L2-normalised.
-/// When the 5-point model is loaded the chip is aligned on its 5 points, found in the box of this
-/// engine's last cvis_face_landmarks call if `landmarks` are that call's output (else in a box
-/// derived from the landmarks); without it, on the 68 landmarks. LFW accuracy (YuNet boxes):
+/// The chip is aligned on dlib's 5-point model's points, found in the box of this engine's last
+/// cvis_face_landmarks call if `landmarks` are that call's output (else in a box derived from the
+/// landmarks). LFW accuracy (YuNet boxes):
 /// 5-point 98.95% (flip 0) / 99.10% (flip 1); from a derived box 98.4 / 98.8; 68-point 98.5 / 98.65.
 /// The best LFW threshold on the Euclidean distance between two outputs is about 0.42 (flip 1).
 cvis_status cvis_face_embed(cvis_face_engine *engine, cvis_image_view image, const float landmarks[136], int flip,

@@ -14,9 +14,9 @@ extern "C" {
 /// The network's ONNX bytes, read once and shared (read-only) by every recognizer made from them.
 typedef struct cvis_recognizer_models cvis_recognizer_models;
 
-/// Reads and checks (by building the network once) mobilefacenet_arcface_cv46.onnx.
+/// Checks (by building the network once) and keeps the bytes of mobilefacenet_arcface_cv46.onnx.
 /// On failure returns NULL and sets *status and cvis_last_error().
-cvis_recognizer_models *cvis_recognizer_models_load(const char *onnx, cvis_status *status);
+cvis_recognizer_models *cvis_recognizer_models_load(const cvis_model_bytes *onnx, cvis_status *status);
 void cvis_recognizer_models_free(cvis_recognizer_models *models);
 
 /// One thread's network (cv::dnn::Net keeps per-call state). The models must outlive it.

@@ -1,6 +1,9 @@
-// CImaging: the imaging base of the native vision layer (OpenCV core, imgproc, imgcodecs, videoio),
-// behind a plain C API: status codes and the thread's last error (shared by CFaceVision and
-// CFingerVision), camera frame conversion, image and video reading, PNG/JPEG encoding.
+// CImaging: the imaging base of the native vision layer (OpenCV core and imgproc; libpng,
+// libjpeg-turbo, libtiff, libwebp for still images; FFmpeg's libraries, loaded at the first video
+// opened, for video files), behind a plain C API: status codes and the thread's last error (shared
+// by CFaceVision and CFingerVision), camera frame conversion, image and video reading, PNG/JPEG
+// encoding. OpenCV's imgcodecs and videoio are not linked: Debian's builds pull GDAL, poppler,
+// FFmpeg and GStreamer into every process that links them (Docs/benchmarks.md "Memory").
 // Every entry point catches all C++ exceptions; failures return an error code and set a
 // thread-local message readable with cvis_last_error().
 #ifndef CVISION_IMAGING_H
@@ -23,6 +26,11 @@ typedef enum {
     CVIS_ERR_INTERNAL = 6,   // an OpenCV exception or out of memory
 } cvis_status;
 
+/// Threads OpenCV may use inside one call (cv::setNumThreads). The daemon sets 1: its analysis pool
+/// already runs one job per core, and OpenCV's own workers on top of it only oversubscribe the
+/// cores (more CPU per frame, longer tails when the machine is busy: Docs/benchmarks.md).
+void cvis_set_threads(int threads);
+
 /// Last error message of this thread (valid until the next failing call on the thread). One for
 /// all the cvis_ targets (CImaging, CFaceVision, CFingerVision).
 const char *cvis_last_error(void);
@@ -34,6 +42,14 @@ typedef struct {
     int height;
     int channels;
 } cvis_image_view;
+
+/// A model file's bytes, read (or mapped) by the caller: the loaders parse them and keep no pointer
+/// into them. `name` (may be NULL) names the file in errors.
+typedef struct {
+    const uint8_t *data;
+    size_t length;
+    const char *name;
+} cvis_model_bytes;
 
 // MARK: Pixel conversion (camera frames)
 
@@ -53,10 +69,12 @@ cvis_status cvis_orient_plane(const uint8_t *src, int width, int height, int cha
 
 typedef struct cvis_image cvis_image;
 
-/// Decodes PNG/JPEG/PGM/TIFF/BMP bytes. With `max_pixels` > 0 the size is read from the header first:
-/// a larger image, or a format whose header is not read here (WebP, JPEG 2000, EXR...), is refused.
+/// Decodes PNG, JPEG, TIFF, WebP, PGM/PPM or BMP bytes (any other format is refused). The size is
+/// read from the header first and, with `max_pixels` > 0, a larger image is refused before any
+/// pixel is allocated. A JPEG's EXIF orientation is applied; alpha is dropped; 16-bit samples are
+/// scaled to 8 bits.
 cvis_image *cvis_image_decode(const uint8_t *data, size_t length, int64_t max_pixels, cvis_status *status);
-/// Reads an image file.
+/// Reads an image file (the formats of cvis_image_decode).
 cvis_image *cvis_image_read(const char *path, int64_t max_pixels, cvis_status *status);
 int cvis_image_width(const cvis_image *image);
 int cvis_image_height(const cvis_image *image);
@@ -66,6 +84,9 @@ int cvis_image_channels(const cvis_image *image);
 cvis_status cvis_image_copy(const cvis_image *image, uint8_t *grey, uint8_t *bgr);
 void cvis_image_free(cvis_image *image);
 
+/// A video file, decoded with FFmpeg's libraries (libavformat, libavcodec, libswscale), which are
+/// loaded into the process at the first call: a process that never opens a video never maps them.
+/// Only local files are read. Frames are BGR, as OpenCV's VideoCapture gave them.
 typedef struct cvis_video cvis_video;
 cvis_video *cvis_video_open(const char *path, cvis_status *status);
 /// Frames per second the file declares (0 when unknown).
@@ -74,6 +95,8 @@ double cvis_video_fps(const cvis_video *video);
 /// Returns CVIS_ERR_END at end of stream.
 cvis_status cvis_video_next(cvis_video *video, const cvis_image **frame);
 void cvis_video_close(cvis_video *video);
+/// 1 when FFmpeg's libraries are mapped in this process (a video was opened), else 0.
+int cvis_video_support_loaded(void);
 
 // MARK: Encoding
 

@@ -147,7 +147,9 @@ struct FaceMethods: MethodGroup {
     }
 
     /// Decodes an uploaded image (its size read from the header first; in the fair image queue
-    /// under the caller's uid) and extracts its face (the dominant one of several: FaceDominance).
+    /// under the caller's uid) and extracts its subject: the only face, the dominant one, or among
+    /// faces of similar size the one nearest the centre (`FaceSubjectRule.stillImage`); the result
+    /// says which and how many faces there were.
     func extract(_ base64: String, field: String, pipeline: FacePipeline, views: EmbeddingViews = .jittered, caller: UInt32)
         async throws -> FaceExtractResult
     {
@@ -161,14 +163,12 @@ struct FaceMethods: MethodGroup {
         } catch let error as ImageDecodeError {
             throw RPCError.invalidParams(field: field, "'\(field)' does not decode: \(error.description)")
         }
-        let observation = try await pipeline.analyze(frame, tracker: FaceTracker())
+        let tracker = FaceTracker()
+        tracker.subjectRule = .stillImage
+        let observation = try await pipeline.analyze(frame, tracker: tracker)
         guard let box = observation.box, let landmarks = observation.landmarks, let pose = observation.pose else {
             throw RPCError.app(.badQuality, "no face found in the image", hint: "use a photo with one clear, frontal face",
                                details: ["feedback": ["no_face"]])
-        }
-        guard observation.isUsable else {
-            throw RPCError.app(.badQuality, "\(observation.faceCount) faces of similar size: none clearly dominates",
-                               hint: "use a photo where one face is clearly the main one", details: ["feedback": ["multiple_faces"]])
         }
         // With the second network loaded the template is v2 (both embeddings, the views' pairing).
         let template = try await pipeline.template(of: frame, observation, views: views, second: .matching(views))
@@ -177,6 +177,7 @@ struct FaceMethods: MethodGroup {
             box: box.pixelRect,
             landmarks: landmarks.flat.map { (Double($0) * 10).rounded() / 10 },
             yaw: (pose.yaw * 10).rounded() / 10, pitch: (pose.pitch * 10).rounded() / 10, roll: (pose.roll * 10).rounded() / 10,
-            quality: observation.qualityScore, feedback: observation.feedback)
+            quality: observation.qualityScore, feedback: observation.feedback, facesSeen: max(1, observation.faceCount),
+            subject: observation.subject ?? .only)
     }
 }

@@ -60,37 +60,47 @@ extension FaceMethods {
     /// when it runs the face factor); the camera's trust comes from the lease, the floors'
     /// judgement from the table (or from auth.authenticate for its own factors).
     func verify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> (result: FaceVerifyResult, proven: Bool) {
-        let pipeline = try await face.pipeline()
+        // The models may still be loading (a daemon socket activation just started): the camera
+        // opens meanwhile and the session is made once they are in (runFace(loading:)).
+        try face.requireModelsInstalled()
         let references = try templates.faceTemplates(user: p.user)
         guard !references.isEmpty else {
             throw RPCError.app(.noFaceRegistered, "user '\(p.user)' has no face enrolled",
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
         }
         try auth.checkBiometric(p.user)
-        let settings = try authenticationSettings(p.capture, context.peer, pipeline: pipeline)
         let started = monotonicNanoseconds()
-        let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started,
-                                       secondNetwork: pipeline.models.hasRecognizer)
-        let outcome: FaceAuthenticationOutcome
+        let calibration = face.calibration
+        let peer = context.peer
+        let run: (outcome: FaceAuthenticationOutcome, session: FaceVerification, timing: FaceSessionTiming)
         do {
-            outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
-                                                 preview: p.capture.preview) { $0 }
+            run = try await sessions.runFace(
+                loading: { [face] in try await face.pipeline() }, limitMs: FaceCaptureOptions.timeoutMs(p.capture.timeoutMs),
+                session: { [self] pipeline in
+                    let settings = try authenticationSettings(p.capture, peer, pipeline: pipeline)
+                    return FaceVerification(settings, references: references, calibration: calibration, startedAt: started,
+                                            secondNetwork: pipeline.models.hasRecognizer)
+                },
+                camera: p.camera, context: context, what: "face capture", preview: p.capture.preview) { $0 }
         } catch {
             context.settle(user: p.user, factor: .face, verdict: AttemptVerdict(error: error))
             throw error
         }
+        let (outcome, session) = (run.outcome, run.session)
+        let secondNetwork = session.secondNetworkLoaded
         let durationMs = elapsedMilliseconds(since: started)
         let settled = context.settle(user: p.user, factor: .face, verdict: AttemptVerdict(matched: outcome.matched))
-        logger.info("face.verify \(LogText(p.user)): match=\(outcome.matched) proven=\(settled.proven) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) templates v\(session.fused ? 2 : 1) in \(durationMs) ms")
-        let hint = Self.reenrollHint(user: p.user, references: references, secondNetwork: pipeline.models.hasRecognizer)
+        logger.info("face.verify \(LogText(p.user)): match=\(outcome.matched) proven=\(settled.proven) score=\(outcome.bestScore) liveness=\(outcome.liveness.rawValue) templates v\(session.fused ? 2 : 1) in \(durationMs) ms: \(run.timing.summary)\(face.startupNote(call: run.timing))")
+        let hint = Self.reenrollHint(user: p.user, references: references, secondNetwork: secondNetwork)
         if let hint { logger.notice("face.verify \(LogText(p.user)): \(hint)") }
-        var result = FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: settings.matchingThreshold,
+        var result = FaceVerifyResult(match: outcome.matched, score: outcome.bestScore, threshold: session.settings.matchingThreshold,
                                       liveness: outcome.liveness, livenessScore: outcome.livenessScore,
                                       // A detected spoof ends the call with spoof_detected: a result never is one.
                                       spoofAttempt: false, durationMs: durationMs)
         result.templateVersion = session.fused ? 2 : 1
         result.reenrollHint = hint
         result.authenticated = settled.effects.reverify
+        if !session.settings.liveness { result.facesSeen = max(1, outcome.facesSeen) }
         return (result, settled.proven)
     }
 
@@ -174,6 +184,8 @@ extension FaceMethods {
                         payload: template.data)
         }, quota: quota).map(\.id)
         logger.notice("face.enroll \(LogText(p.user)): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(elapsedMilliseconds(since: started)) ms")
-        return FaceEnrollResult(templates: ids, framesUsed: outcome.framesUsed)
+        var result = FaceEnrollResult(templates: ids, framesUsed: outcome.framesUsed)
+        if outcome.facesSeen > 1 { result.facesSeen = outcome.facesSeen }
+        return result
     }
 }

@@ -45,6 +45,9 @@ public struct FaceAuthenticationOutcome: Sendable, Equatable {
     public var liveness = FaceLiveness.notChecked
     public var livenessScore = 0
     public var goodFrames = 0
+    /// The most faces seen in one judged frame (more than one only in image mode, which takes the
+    /// subject of the scene).
+    public var facesSeen = 0
 }
 
 /// The part verify and identify share: liveness (keep-still, blink, challenge moves, replay and
@@ -55,7 +58,7 @@ struct FaceAuthentication: Sendable {
     let settings: FaceAuthenticationSettings
     let deadlineNs: UInt64
     private var liveness: FaceLivenessCheck
-    private var replayCue = ReplayCue()
+    private var replayCue: ReplayCue
     private var recaptureCue = RecaptureCue()
     private var sawFace = false
     private(set) var outcome = FaceAuthenticationOutcome()
@@ -67,6 +70,7 @@ struct FaceAuthentication: Sendable {
     init(_ settings: FaceAuthenticationSettings, startedAt: UInt64) {
         self.settings = settings
         deadlineNs = startedAt + UInt64(max(0, settings.timeoutMs)) * 1_000_000
+        replayCue = ReplayCue()
         liveness = FaceLivenessCheck(livenessThreshold: settings.livenessThreshold, mode: settings.livenessMode,
                                      challenge: settings.challenge, stepTimeoutMs: settings.challengeStepTimeoutMs)
     }
@@ -124,8 +128,12 @@ struct FaceAuthentication: Sendable {
             // close that no border shows) on its first frames; the cue still refuses if it fires.
             if live, s.livenessMode != .passive, recaptureCue.level == nil,
                (observation.box?.width ?? 0) >= RecaptureCue.minimumFaceWidth { live = false }
-            // Passive: the border cue has seen its frames before a face may pass.
-            if live, s.livenessMode.isPassive, replayCue.framesSeen < replayCue.minimumFrames { live = false }
+            // Passive: the border cue has seen its frames before a face may pass, or, for the early
+            // pass of a clearly live face (PassiveLiveness.earlyFrames), none of its first frames
+            // sat inside borders.
+            if live, s.livenessMode.isPassive, replayCue.framesSeen < replayCue.minimumFrames {
+                live = liveness.passedEarly && replayCue.noneFramed(within: PassiveLiveness.earlyFrames)
+            }
             if !s.livenessMode.isPassive, replayCue.isSpoof {
                 let fraction = (replayCue.framedFraction * 100).rounded() / 100
                 return .failure(.spoof(.border(framedFraction: fraction), livenessScore: outcome.livenessScore))
@@ -133,6 +141,7 @@ struct FaceAuthentication: Sendable {
         }
         frame = (observation, now, live)
         let good = observation.isUsable && observation.qualityScore >= s.qualityThreshold
+        if good && !attemptComplete { outcome.facesSeen = max(outcome.facesSeen, observation.faceCount) }
         return .success(good && !attemptComplete)
     }
 

@@ -9,6 +9,8 @@ public struct FaceEnrolment: FaceSession {
         /// One template per pose: the quality-weighted fusion of its frames.
         public var templates: [(pose: FaceQuality.PoseTarget, template: FaceTemplate, frames: Int)]
         public var framesUsed: Int
+        /// The most faces seen in one frame used (more than one only from still images).
+        public var facesSeen = 1
 
         public static func == (a: Outcome, b: Outcome) -> Bool {
             a.framesUsed == b.framesUsed && a.templates.count == b.templates.count
@@ -29,6 +31,7 @@ public struct FaceEnrolment: FaceSession {
     private var lastFeedback: [Feedback] = []
     /// The frame waiting for its template.
     private var pending: FaceObservation?
+    private var facesSeen = 1
 
     public init(targets: [FaceQuality.PoseTarget], framesPerPose: Int, qualityThreshold: Int, countdownS: Int, timeoutMs: Int,
                 startedAt: UInt64)
@@ -48,6 +51,9 @@ public struct FaceEnrolment: FaceSession {
     /// pipeline leaves it out without the model (v1).
     public var secondEmbedding: SecondEmbedding { .chipAndMirror }
     public var timeLimitMs: Int { timeoutMs + countdownS * 1000 }
+    /// From a replay camera of still images the subject is chosen (`FaceSubjectRule.stillImage`);
+    /// a live camera's ambiguous scene is refused (enrolling a bystander is worse than a retry).
+    public func subjectRule(stillImages: Bool) -> FaceSubjectRule { stillImages ? .stillImage : .dominantOnly }
     private var needed: Int { framesPerPose * targets.count }
 
     public mutating func observe(_ observation: FaceObservation, at ns: UInt64) -> FaceStep<Outcome> {
@@ -73,6 +79,7 @@ public struct FaceEnrolment: FaceSession {
     public mutating func judged(_ template: FaceTemplate) -> FaceStep<Outcome> {
         guard let observation = pending else { return .failed(.timeout(timeoutMs: timeoutMs, sawFace: false)) }
         pending = nil
+        facesSeen = max(facesSeen, observation.faceCount)
         captured.append((poseTarget, template))
         got += 1
         return step(observation, extraction: .success)
@@ -95,7 +102,7 @@ public struct FaceEnrolment: FaceSession {
             let frames = captured.filter { $0.0 == target }.map(\.1)
             if let fused = FaceTemplate.fused(frames) { templates.append((target, fused, frames.count)) }
         }
-        return Outcome(templates: templates, framesUsed: captured.count)
+        return Outcome(templates: templates, framesUsed: captured.count, facesSeen: facesSeen)
     }
 
     public func expired(now: UInt64) -> FaceFailure? {

@@ -151,6 +151,8 @@ public struct FaceLivenessCheck: Sendable {
     /// A key that changes with every phase and step (progress events go out at each change).
     public var phaseKey: String { "\(blink.phase)\(action?.rawValue ?? "")\(passiveVerdict == .pending ? "" : "p")" }
     public var phase: BlinkLiveness.Phase { blink.phase }
+    /// Whether the passive verdict is live by the early pass (`PassiveLiveness.early`).
+    public var passedEarly: Bool { passive?.passedEarly ?? false }
     public var measuredFPS: Double? { blink.measuredFPS }
     public var blinkScore: Int { blink.score }
     public var challengeState: ChallengeLiveness.State? { challenge?.state }

@@ -22,6 +22,9 @@ public protocol FaceSession: Sendable {
     var secondEmbedding: SecondEmbedding { get }
     /// The session's own time limit in ms (countdown included); the runner adds a margin for a hung analysis.
     var timeLimitMs: Int { get }
+    /// Which face to use when several are found; `stillImages`: the camera plays still images
+    /// (a replay of a folder of photos).
+    func subjectRule(stillImages: Bool) -> FaceSubjectRule
 
     /// One analysed frame, stamped at `ns` (monotonic nanoseconds at capture).
     mutating func observe(_ observation: FaceObservation, at ns: UInt64) -> FaceStep<Outcome>
@@ -32,6 +35,7 @@ public protocol FaceSession: Sendable {
 }
 
 extension FaceSession {
+    public func subjectRule(stillImages: Bool) -> FaceSubjectRule { .dominantOnly }
     public var measuresPassive: Bool { false }
     public var secondEmbedding: SecondEmbedding { .none }
 }

@@ -20,6 +20,10 @@ public struct FaceVerification: FaceSession {
     /// (`secondEmbedding`), v2 references are scored on the fused distance and the attempt is
     /// calibrated by `FaceAttemptRule.standardFused`; v1 references keep the dlib score.
     public let fused: Bool
+    /// Whether the pipeline had the second network loaded (the re-enrol hint needs it).
+    public let secondNetworkLoaded: Bool
+    /// The settings the session runs with (SPEC defaults applied by the caller).
+    public var settings: FaceAuthenticationSettings { core.settings }
 
     /// `calibration` scores one frame against one v1 template (per comparison: `FaceCalibration.lfw`,
     /// which `settings.attempt`'s calibration was fitted on top of). `secondNetwork`: the pipeline
@@ -27,6 +31,7 @@ public struct FaceVerification: FaceSession {
     public init(_ settings: FaceAuthenticationSettings, references: [FaceTemplate], calibration: FARCalibration, startedAt: UInt64,
                 secondNetwork: Bool = false) {
         fused = secondNetwork && references.contains { $0.second != nil }
+        secondNetworkLoaded = secondNetwork
         var settings = settings
         if fused { settings.attempt = .standardFused }
         core = FaceAuthentication(settings, startedAt: startedAt)
@@ -40,6 +45,9 @@ public struct FaceVerification: FaceSession {
     public var embeddingViews: EmbeddingViews { .mirrored }
     public var secondEmbedding: SecondEmbedding { fused ? .chip : .none }
     public var timeLimitMs: Int { core.settings.timeoutMs }
+    /// Image mode claims nothing about who is present: it takes the image's subject, as
+    /// face.extract does. Liveness mode refuses an ambiguous scene (`multiple_faces`).
+    public func subjectRule(stillImages: Bool) -> FaceSubjectRule { core.settings.liveness ? .dominantOnly : .stillImage }
 
     public mutating func observe(_ observation: FaceObservation, at ns: UInt64) -> FaceStep<Outcome> {
         var restarted = false
