@@ -59,7 +59,9 @@ extension FaceMethods {
     /// once, under the calling method's declaration (face.verify's own, or auth.authenticate's
     /// when it runs the face factor); the camera's trust comes from the lease, the floors'
     /// judgement from the table (or from auth.authenticate for its own factors).
-    func verify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> (result: FaceVerifyResult, proven: Bool) {
+    func verify(_ p: FaceVerifyParams, _ context: CallContext, requireArrival: Bool = false) async throws
+        -> (result: FaceVerifyResult, proven: Bool)
+    {
         let pipeline = try await face.pipeline()
         let references = try templates.faceTemplates(user: p.user)
         guard !references.isEmpty else {
@@ -67,7 +69,8 @@ extension FaceMethods {
                                hint: "enrol first: authctl face enroll \(p.user)", details: ["user": .string(p.user)])
         }
         try auth.checkBiometric(p.user)
-        let settings = try authenticationSettings(p.capture, context.peer, pipeline: pipeline)
+        var settings = try authenticationSettings(p.capture, context.peer, pipeline: pipeline)
+        settings.requireArrival = requireArrival
         let started = monotonicNanoseconds()
         let session = FaceVerification(settings, references: references, calibration: face.calibration, startedAt: started,
                                        secondNetwork: pipeline.models.hasRecognizer)

@@ -29,7 +29,8 @@ extension CameraSessions {
             while true {
                 let frame = try await capture.frames.next()
                 tracker.target = session.poseTarget
-                let observation = try await pipeline.analyze(frame, tracker: tracker)
+                var observation = try await pipeline.analyze(frame, tracker: tracker)
+                if observation.box == nil { observation.frameBrightness = frame.meanBrightness }
                 var step = session.observe(observation, at: frame.timestampNs)
                 if case .needTemplate = step {
                     let template = try await pipeline.template(of: frame, observation, views: session.embeddingViews,
