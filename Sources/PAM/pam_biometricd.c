@@ -235,6 +235,14 @@ static enum pamb_scope attempt_scope(pam_handle_t *pamh, const struct cfg *c, co
             free(host);
             free(seat);
             free(session);
+        } else if (f->ruid == 0) {
+            /* no session of its own: is the camera's seat showing a login screen? */
+            char *active = NULL, *class = NULL;
+            if (sd_seat_get_active(c->seat, &active, NULL) >= 0 && active != NULL &&
+                sd_session_get_class(active, &class) >= 0 && class != NULL && strcmp(class, "greeter") == 0)
+                f->seat_shows_greeter = 1;
+            free(class);
+            free(active);
         }
     }
     return pamb_decide_scope(f);

@@ -87,6 +87,7 @@ struct pamb_scope_facts {
     unsigned session_uid;      /* its owner */
     const char *seat;          /* the camera's seat (seat= option) */
     int other_users_allowed;   /* other_users=allow */
+    int seat_shows_greeter;    /* logind: the camera's seat's active session is a greeter's (a login screen is up) */
 };
 
 enum pamb_scope {
