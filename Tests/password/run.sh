@@ -65,7 +65,8 @@ if [ -z "$HELPER" ] && [ "${SANITIZE:-0}" = 1 ]; then
     HELPER=$T/biometricd-password-asan
     "${CC:-cc}" -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
         -Wall -Wextra -Werror -DBIOMETRICD_PASSWORD_HELPER -I"$REPO/Sources/PAM/include" -o "$HELPER" \
-        "$REPO/Sources/PAM/password_helper.c" "$REPO/Sources/PAM/bjson.c" -lpam -lsystemd -Wl,--no-as-needed -lcrypt \
+        "$REPO/Sources/PAM/password_helper.c" "$REPO/Sources/PAM/bjson.c" "$REPO/Sources/PAM/keyring.c" "$REPO/Sources/PAM/reply.c" \
+        -lpam -lsystemd -Wl,--no-as-needed -lcrypt \
         || { bad "sanitizer build"; finish; }
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
 elif [ -z "$HELPER" ]; then
