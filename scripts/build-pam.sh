@@ -13,6 +13,7 @@ mkdir -p "$(dirname "$OUT")"
 ${CC:-cc} -O2 -Wall -Wextra -Werror -fvisibility=hidden -fstack-protector-strong -fstack-clash-protection \
     -fcf-protection -D_FORTIFY_SOURCE=2 -Wformat -Werror=format-security \
     -shared -fPIC -Wl,-z,relro,-z,now -Wl,--as-needed \
-    -ISources/PAM/include -o "$OUT" Sources/PAM/pam_biometricd.c Sources/PAM/reply.c Sources/PAM/scope.c Sources/PAM/bjson.c \
+    -ISources/PAM/include -o "$OUT" Sources/PAM/pam_biometricd.c Sources/PAM/reply.c Sources/PAM/scope.c Sources/PAM/profile.c \
+    Sources/PAM/line.c Sources/PAM/keyring.c Sources/PAM/bjson.c \
     -lpam -lsystemd
 echo "$OUT"

@@ -12,5 +12,5 @@ mkdir -p "$(dirname "$OUT")"
 ${CC:-cc} -O2 -Wall -Wextra -Werror -fstack-protector-strong -fstack-clash-protection -fcf-protection \
     -D_FORTIFY_SOURCE=2 -Wformat -Werror=format-security -fPIE -pie \
     -Wl,-z,relro,-z,now -Wl,--as-needed -DBIOMETRICD_PASSWORD_HELPER \
-    -ISources/PAM/include -o "$OUT" Sources/PAM/password_helper.c Sources/PAM/bjson.c -lpam -lsystemd
+    -ISources/PAM/include -o "$OUT" Sources/PAM/password_helper.c Sources/PAM/bjson.c Sources/PAM/keyring.c Sources/PAM/reply.c -lpam -lsystemd
 echo "$OUT"

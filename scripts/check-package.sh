@@ -102,6 +102,8 @@ for f in /usr/sbin/biometricd /usr/bin/authctl $SECURITY/pam_biometricd.so /usr/
          /usr/lib/sysusers.d/biometricd.conf /usr/lib/tmpfiles.d/biometricd.conf \
          /usr/lib/udev/rules.d/70-biometricd.rules /usr/lib/udev/rules.d/71-biometricd-fido.rules \
          /usr/lib/modules-load.d/biometricd.conf /etc/biometricd/biometricd.conf /usr/share/pam-configs/biometricd \
+         /usr/share/pam-configs/biometricd-recovery /usr/share/pam-configs/biometricd-keyring \
+         /usr/lib/pam.d/kde-face /usr/lib/pam.d/gdm-face \
          /usr/share/man/man1/authctl.1.gz /usr/share/man/man5/biometricd.conf.5.gz \
          /usr/share/man/man8/biometricd.8.gz /usr/share/man/man8/pam_biometricd.8.gz \
          /usr/share/bash-completion/completions/authctl /usr/share/zsh/vendor-completions/_authctl \
@@ -124,6 +126,7 @@ check "biometricd is in video" sh -c 'id -nG biometricd | grep -qw video'
 check "groups biometric-admin and biometric-login" sh -c 'getent group biometric-admin && getent group biometric-login'
 check "/var/lib/biometricd 0700 biometricd" sh -c '[ "$(stat -c "%a %U %G" /var/lib/biometricd)" = "700 biometricd biometricd" ]'
 check "/var/lib/biometricd/models 0755 biometricd" sh -c '[ "$(stat -c "%a %U" /var/lib/biometricd/models)" = "755 biometricd" ]'
+check "/var/lib/biometricd-keyring 0700 root (the keyring secrets)" sh -c '[ "$(stat -c "%a %U" /var/lib/biometricd-keyring)" = "700 root" ]'
 
 echo "-- systemd: socket enabled, service not, nothing started"
 check "biometricd.socket enabled (sockets.target.wants)" test -L /etc/systemd/system/sockets.target.wants/biometricd.socket

@@ -244,6 +244,12 @@ install -D -m 0644 debian/pam-configs-biometricd "$ROOT/usr/share/pam-configs/bi
 # after a password typed in that stack succeeded (Docs/pam.md "Recovery by password").
 install -D -m 0644 debian/pam-configs-biometricd-recovery "$ROOT/usr/share/pam-configs/biometricd-recovery"
 install -D -m 0644 Sources/PAM/biometricd-enroll.pam "$ROOT/etc/pam.d/biometricd-enroll"
+# Keeps the keyring's sealed password in step with password changes (common-password's
+# Additional block, enabled by default, inert for users who never ran authctl keyring enable).
+install -D -m 0644 debian/pam-configs-biometricd-keyring "$ROOT/usr/share/pam-configs/biometricd-keyring"
+# Face-only services run beside a password service (Docs/pam.md "Per service"): vendor files in
+# /usr/lib/pam.d, which an /etc/pam.d file of the same name overrides.
+for f in share/pam.d/*; do install -D -m 0644 "$f" "$ROOT/usr/lib/pam.d/$(basename "$f")"; done
 
 for m in "${MANPAGES[@]}"; do
     section=${m##*.}

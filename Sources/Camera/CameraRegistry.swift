@@ -132,6 +132,26 @@ public final class CameraRegistry: Sendable {
         }
     }
 
+    /// After a resume (logind's PrepareForSleep(false)): every V4L2 camera is looked up again
+    /// and opened afresh at its next stream — a USB camera may have been re-enumerated, a
+    /// device object may hold state the sleep made stale — and its IR emitter entry is applied
+    /// and logged again at that stream's start (issue 36).
+    public func resumed() {
+        let fresh = scan()
+        let (changes, watchers) = state.withLock { s -> ([Change], [@Sendable (Change) -> Void]) in
+            let old = s.devices.filter { !($0 is ReplayDevice) }
+            let newIDs = Set(fresh.map(\.id)), oldIDs = Set(old.map(\.id))
+            var changes: [Change] = []
+            for d in old where !newIDs.contains(d.id) { changes.append(.removed(d.description)) }
+            for d in fresh where !oldIDs.contains(d.id) { changes.append(.added(d.description)) }
+            s.devices = s.devices.filter { $0 is ReplayDevice } + fresh
+            return (changes, Array(s.watchers.values))
+        }
+        for d in fresh { emitters.cameraRemoved(d.id) }
+        logger.notice("resumed from sleep: \(fresh.count) camera(s) looked up again (\(fresh.map(\.id).joined(separator: ", "))); each opens afresh, IR emitter entries re-applied at the next stream")
+        for change in changes { watchers.forEach { $0(change) } }
+    }
+
     public var devices: [any CameraDevice] { state.withLock { $0.devices } }
 
     public func isBusy(_ id: String) -> Bool { state.withLock { $0.busy.contains(id) } }

@@ -103,6 +103,15 @@ extension CameraRegistry {
     /// The camera `purpose` uses when the call names none: the configured choice, else the
     /// purpose's default kind; a free camera first, of that kind first, then any free one
     /// (a kind that is absent is a preference, not a requirement). A configured name must exist.
+    /// Whether the camera a `purpose` session would lease now (`camera` or the modality's choice)
+    /// is in the laptop's lid: any camera whose USB port is not `removable` (a replay camera is
+    /// not). Nil when no camera would be found.
+    public func inLid(_ camera: String?, for purpose: CameraPurpose) -> Bool? {
+        guard let device = try? find(camera, for: purpose, choice: choices[purpose]) else { return nil }
+        guard let v4l2 = device as? V4L2Device else { return false }
+        return SysfsVideo.isRemovable(node: v4l2.node) != true
+    }
+
     public func find(_ name: String?, for purpose: CameraPurpose, choice: CameraChoice?) throws(CameraError) -> any CameraDevice {
         if let name { return try find(name) }
         let wanted = choice ?? purpose.defaultChoice

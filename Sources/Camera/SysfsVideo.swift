@@ -38,6 +38,15 @@ public enum SysfsVideo {
         return USBLocation(device: USBDeviceID(vendor: v, product: p), interface: interface, devicePath: devicePath)
     }
 
+    /// Whether the node's camera can be unplugged: its USB port says `removable` (the laptop's own
+    /// camera sits on a `fixed` port, or one that says `unknown`). Nil when the node is not on USB
+    /// (a platform or MIPI camera: built in; vivid, v4l2loopback) or sysfs cannot be read. A
+    /// closed lid hides every camera that is not known to be removable (issue 36).
+    public static func isRemovable(node: String, root: String = "/sys") -> Bool? {
+        guard let location = usbLocation(ofNode: node, root: root) else { return nil }
+        return read(location.devicePath + "/removable").map { $0 == "removable" }
+    }
+
     /// The kernel's name for a node (`name` in sysfs), when there is one.
     public static func name(ofNode node: String, root: String = "/sys") -> String? {
         read("\(root)/class/video4linux/\(URL(fileURLWithPath: node).lastPathComponent)/name")

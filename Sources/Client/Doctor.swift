@@ -92,6 +92,14 @@ public enum Doctor {
         public static let keyUnsealed = "key.unsealed"
         public static let keyNotChecked = "key.not_checked"
         public static let lidClosed = "lid.closed"
+        public static let desktopFound = "desktop.found"
+        public static let desktopNone = "desktop.none"
+        public static let desktopWired = "desktop.wired"
+        public static let desktopNotWired = "desktop.not_wired"
+        public static let desktopNotChecked = "desktop.not_checked"
+        public static let keyringReady = "desktop.keyring_ready"
+        public static let keyringNotSet = "desktop.keyring_not_set"
+        public static let keyringNoTPM = "desktop.keyring_no_tpm"
     }
 
     // MARK: - The daemon
@@ -300,7 +308,10 @@ public enum Doctor {
                 guard line.contains("pam_biometricd.so") else { continue }
                 lines.append((path, line))
                 let control = words.count > 1 ? words[1] : ""
-                if control == "required" || control == "requisite" {
+                // A face-only service run beside a password service (kde-face, gdm-face): there
+                // `required` is right (its failure blocks nothing; the password is the other service's).
+                let faceOnly = path.hasSuffix("-face") && !text.contains("pam_unix.so")
+                if (control == "required" || control == "requisite") && !faceOnly {
                     found.append(Finding(Code.pamRequired, .error, subject: path, "'\(line)': a failed face or finger locks the user out",
                                          fix: "use 'auth sufficient pam_biometricd.so' (or sudo pam-auth-update --enable biometricd)"))
                 }
@@ -325,6 +336,166 @@ public enum Doctor {
             if !found.contains(where: { $0.code.hasPrefix("pam.") && $0.severity >= .warning }) {
                 let where_ = Set(lines.map(\.file)).sorted().joined(separator: ", ")
                 found.append(Finding(Code.pamOK, .ok, "pam_biometricd in \(where_)"))
+            }
+        }
+        return found
+    }
+
+    // MARK: - The desktop (issue 36)
+
+    /// A login screen, lock screen or elevation path the doctor knows, with the PAM services it
+    /// runs and what the module does there (Docs/pam.md "Per service").
+    public enum Desktop: String, CaseIterable, Sendable {
+        case gdm, sddm, lightdm, greetd, kscreenlocker, swaylock, hyprlock, console, sudo, polkit
+
+        public var label: String {
+            switch self {
+            case .gdm: "GDM"
+            case .sddm: "SDDM"
+            case .lightdm: "LightDM"
+            case .greetd: "greetd"
+            case .kscreenlocker: "KDE's lock screen"
+            case .swaylock: "swaylock"
+            case .hyprlock: "hyprlock"
+            case .console: "the console login"
+            case .sudo: "sudo"
+            case .polkit: "polkit (pkexec, the desktop's password dialogs)"
+            }
+        }
+
+        /// The PAM service whose stack must reach pam_biometricd.
+        public var service: String {
+            switch self {
+            case .gdm: "gdm-password"
+            case .sddm: "sddm"
+            case .lightdm: "lightdm"
+            case .greetd: "greetd"
+            case .kscreenlocker: "kde"
+            case .swaylock: "swaylock"
+            case .hyprlock: "hyprlock"
+            case .console: "login"
+            case .sudo: "sudo"
+            case .polkit: "polkit-1"
+            }
+        }
+
+        /// What a face login looks like there, when wired (the module's table).
+        public var behaviour: String {
+            switch self {
+            case .gdm: "the password field comes at once; Enter on it empty uses the face (GDM runs one conversation; a face service beside it, gdm-face, needs a GNOME Shell extension)"
+            case .sddm: "leave the password empty and press Enter for the face; a typed password goes straight to the password check"
+            case .lightdm: "the camera at once, the password after it"
+            case .greetd: "the camera at once, the password after it"
+            case .kscreenlocker: "Enter on the empty password field uses the face; with Plasma's Face authenticator, the kde-face service needs the face to arrive after the lock"
+            case .swaylock: "Enter on an empty password uses the face"
+            case .hyprlock: "Enter on an empty password uses the face"
+            case .console: "the camera at once, with the password prompt open beside it"
+            case .sudo: "Enter on the password prompt starts the camera (an act of intent); the password prompt stays open beside it"
+            case .polkit: "Enter on the empty password field starts the camera (an act of intent)"
+            }
+        }
+
+        /// Whether it is a login (a root login process whose stack can open the keyring).
+        public var isLogin: Bool { [.gdm, .sddm, .lightdm, .greetd, .console].contains(self) }
+    }
+
+    /// What `authctl doctor` found of the desktop.
+    public struct DesktopFacts: Equatable, Sendable {
+        /// Installed (their programs found), in `Desktop.allCases` order.
+        public var installed: [Desktop]
+        /// The display manager systemd starts (display-manager.service), when known.
+        public var displayManager: Desktop?
+        /// The caller's $XDG_CURRENT_DESKTOP.
+        public var session: String?
+        /// Each installed desktop's service: its auth lines, includes resolved (`resolveAuth`);
+        /// nil when its files could not be read.
+        public var stacks: [String: [String]?]
+        /// The caller's sealed keyring password: true, false, nil unknown (the helper not reached).
+        public var keyringSealed: Bool?
+        /// A TPM 2.0 resource manager (/dev/tpmrm0): needed to seal the keyring password.
+        public var tpm: Bool
+
+        public init(installed: [Desktop], displayManager: Desktop? = nil, session: String? = nil, stacks: [String: [String]?],
+                    keyringSealed: Bool? = nil, tpm: Bool = true) {
+            self.installed = installed
+            self.displayManager = displayManager
+            self.session = session
+            self.stacks = stacks
+            self.keyringSealed = keyringSealed
+            self.tpm = tpm
+        }
+    }
+
+    /// A service's auth lines, its includes resolved as libpam does: `@include F`, `auth include F`
+    /// and `auth substack F` read F's auth lines (depth-limited); `files` maps a service name to
+    /// its file's text, the administrator's /etc/pam.d one taking the place of /usr/lib/pam.d's
+    /// (the caller decides). Nil when the service has no readable file.
+    public static func resolveAuth(_ service: String, files: [String: String], depth: Int = 0) -> [String]? {
+        guard depth < 8, let text = files[service] else { return nil }
+        var lines: [String] = []
+        for raw in text.split(separator: "\n") {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            if words.first == "@include", words.count > 1 {
+                lines += resolveAuth(words[1], files: files, depth: depth + 1) ?? []
+                continue
+            }
+            guard let type = words.first, type == "auth" || type == "-auth" else { continue }
+            if words.count > 2, words[1] == "include" || words[1] == "substack" {
+                lines += resolveAuth(words[2], files: files, depth: depth + 1) ?? []
+                continue
+            }
+            lines.append(line)
+        }
+        return lines
+    }
+
+    /// Which login screens, lock screens and elevation paths are found, and for each whether its
+    /// stack reaches pam_biometricd (and so what it does), with the one-line fix when not; for
+    /// the logins, whether a face login opens the keyring.
+    public static func desktop(_ facts: DesktopFacts) -> [Finding] {
+        let graphical = facts.installed.filter { ![.console, .sudo].contains($0) }
+        var found: [Finding] = []
+        if graphical.isEmpty {
+            found.append(Finding(Code.desktopNone, .ok, "no login screen, lock screen or polkit found: the console login and sudo only"))
+        } else {
+            var names = graphical.map { $0 == facts.displayManager ? "\($0.label) (display manager)" : $0.label }
+            if let session = facts.session, !session.isEmpty { names.append("session: \(session)") }
+            found.append(Finding(Code.desktopFound, .ok, "found \(names.joined(separator: ", "))"))
+        }
+        var keyringStacks = false
+        for desktop in facts.installed {
+            let service = desktop.service
+            guard let entry = facts.stacks[service], let lines = entry else {
+                found.append(Finding(Code.desktopNotChecked, .notChecked, subject: service,
+                                     "\(desktop.label): /etc/pam.d/\(service) could not be read", fix: "sudo authctl doctor"))
+                continue
+            }
+            guard let at = lines.firstIndex(where: { $0.contains("pam_biometricd.so") && !$0.contains("after_password") }) else {
+                found.append(Finding(Code.desktopNotWired, .warning, subject: service,
+                                     "\(desktop.label) does not use pam_biometricd (service \(service)): the password only",
+                                     fix: "sudo pam-auth-update --enable biometricd (puts it in common-auth, which \(service) includes)"))
+                continue
+            }
+            found.append(Finding(Code.desktopWired, .ok, subject: service, "\(desktop.label): \(desktop.behaviour)"))
+            if desktop.isLogin, lines[(at + 1)...].contains(where: { $0.contains("pam_gnome_keyring.so") || $0.contains("pam_kwallet5.so") }) {
+                keyringStacks = true
+            }
+        }
+        if keyringStacks {
+            switch facts.keyringSealed {
+            case true?:
+                found.append(Finding(Code.keyringReady, .ok, "a face or finger login opens the login keyring (your password is sealed by the TPM)"))
+            case false? where !facts.tpm:
+                found.append(Finding(Code.keyringNoTPM, .warning, "after a face login the keyring asks for your password: sealing it needs a TPM 2.0, and this machine has none",
+                                     fix: "log in with the password when you need the keyring (a password sealed without a TPM could be read from a copy of the disk)"))
+            case false?:
+                found.append(Finding(Code.keyringNotSet, .warning, "after a face login the keyring asks for your password",
+                                     fix: "authctl keyring enable (asks your password once; the TPM seals it)"))
+            case nil:
+                found.append(Finding(Code.keyringNotSet, .notChecked, "whether a face login opens the keyring is not known (the password helper did not answer)",
+                                     fix: "authctl keyring status"))
             }
         }
         return found

@@ -165,6 +165,10 @@ public final class Daemon: Sendable {
         }
         server.withLock { $0 = rpc }
         cameras.startHotplug()
+        // logind's PrepareForSleep: after a resume, every camera is looked up and opened afresh.
+        let sleep = SleepWatcher.start(logger: logger, onSleep: { [logger] in
+            logger.info("logind: the system is going to sleep")
+        }, onResume: { [cameras] in cameras.resumed() })
         let fido = try await startFIDO()
         models.verifyInBackground()
         if face.enabled { templates.loadFaceGallery() }
@@ -179,6 +183,7 @@ public final class Daemon: Sendable {
         Systemd.notify("STOPPING=1")
         watchdog?.cancel()
         cameras.stopHotplug()
+        sleep?.stop()
         await fido?.stop()
         await rpc.stop()
         // Sessions end when their calls are canceled; give them a moment to close the cameras.

@@ -38,6 +38,9 @@ public struct FaceObservation: Sendable {
     /// Tracking started anew on a face elsewhere, or of another size, than the one followed
     /// before: liveness steps seen so far belong to another face, so a session starts them again.
     public var trackRestarted = false
+    /// The whole frame's mean grey level (0–255), when the caller measured it (`Frame.meanBrightness`
+    /// in the daemon's pump): a dark frame with no face is a camera that cannot see.
+    public var frameBrightness: Double?
 
     /// One face to work on: the only one, or the dominant one.
     public var isUsable: Bool { box != nil && (faceCount <= 1 || dominates) }

@@ -19,12 +19,22 @@
  * Processes: the parent only accepts, checks the peer's uid and forks one child per request, at
  * most --max-children at a time and one per uid: a second connection from a uid whose check is
  * still running waits for it (up to the client timeout), a third is answered "busy" at once. A
- * child that runs longer than CHILD_HARD_LIMIT_S is killed. Children never exec anything; nothing goes through a shell; no secret is in argv.
+ * child that runs longer than CHILD_HARD_LIMIT_S is killed. Nothing goes through a shell; no
+ * secret is in argv. The one program a child runs is systemd-creds (keyring.seal, keyring.c:
+ * posix_spawn with a fixed argv and environment, the sealed text on a pipe).
+ *
+ * The keyring (issue 36, Docs/auth.md "The keyring"): {"op":"keyring.seal","user","password"}
+ * checks the password with the same PAM service and timing as the proof, then seals it with the
+ * TPM (systemd-creds --with-key=host+tpm2) into /var/lib/biometricd-keyring/UID.cred, root's
+ * 0600 file, for the PAM module to hand to pam_gnome_keyring after a face login;
+ * keyring.remove and keyring.status act on the caller's own (root: anyone's). The daemon is not
+ * told: it never sees the password.
  */
 #ifdef BIOMETRICD_PASSWORD_HELPER
 
 #define _GNU_SOURCE
 #include "bjson.h"
+#include "pam_biometricd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,11 +88,14 @@ static int g_verbose = 0;
  * so that they can be locked into RAM (never swapped) and wiped in one place. */
 static char g_line[MAX_REQUEST + 1];
 static char g_password[MAX_PASSWORD + 1];
+/* keyring.seal: the text sealed for the keyring (it holds the password). */
+static char g_payload[PAMB_KEYRING_PAYLOAD];
 
 static void wipe_secrets(void)
 {
     explicit_bzero(g_line, sizeof g_line);
     explicit_bzero(g_password, sizeof g_password);
+    explicit_bzero(g_payload, sizeof g_payload);
 }
 
 /* One log line on stderr (the journal under systemd). Never given the password. */
@@ -282,34 +295,55 @@ static int user_valid(const char *s)
     return 1;
 }
 
+enum op { OP_PROVE = 0, OP_KEYRING_SEAL, OP_KEYRING_REMOVE, OP_KEYRING_STATUS };
+
 struct request {
+    enum op op;
     char user[MAX_USER + 1];
     char nonce[NONCE_LEN + 1];
     /* the password goes to g_password */
 };
 
-/* Parses the request line strictly: one object with exactly the string members user, nonce and
- * password (no other member, no duplicate, no NUL). Returns NULL or the reason it is refused. */
+/* Parses the request line strictly: one object with exactly the members its operation takes,
+ * all strings (no other member, no duplicate, no NUL). Returns NULL or the reason it is refused.
+ *   {"user","nonce","password"}                    the password proof (auth.password.proven)
+ *   {"op":"keyring.seal","user","password"}        seal the login password for the keyring
+ *   {"op":"keyring.remove","user"}                 forget it
+ *   {"op":"keyring.status","user"}                 is one sealed? */
 static const char *parse_request(const char *line, size_t len, struct request *rq)
 {
     struct bjson_tok toks[MAX_TOKENS];
     struct bjson_doc doc;
     const char *why = NULL;
+    rq->op = OP_PROVE;
     if (bjson_parse(&doc, line, len, toks, MAX_TOKENS) < 0) why = "the request is not one strict JSON object";
     else if (bjson_type(&doc, 0) != BJSON_OBJECT) why = "the request is not a JSON object";
-    else if (toks[0].count != 3) why = "the request must have exactly the members user, nonce and password";
     else {
+        int o = bjson_get(&doc, 0, "op");
+        unsigned int want = 3;
+        int need_nonce = 1, need_password = 1;
+        if (o == -2) why = "duplicate member op";
+        else if (o >= 0) {
+            if (bjson_str_eq(&doc, o, "keyring.seal")) { rq->op = OP_KEYRING_SEAL; need_nonce = 0; }
+            else if (bjson_str_eq(&doc, o, "keyring.remove")) { rq->op = OP_KEYRING_REMOVE; need_nonce = 0; need_password = 0; want = 2; }
+            else if (bjson_str_eq(&doc, o, "keyring.status")) { rq->op = OP_KEYRING_STATUS; need_nonce = 0; need_password = 0; want = 2; }
+            else why = "op must be keyring.seal, keyring.remove or keyring.status";
+        }
         int u = bjson_get(&doc, 0, "user"), n = bjson_get(&doc, 0, "nonce"), p = bjson_get(&doc, 0, "password");
-        if (u < 0 || n < 0 || p < 0)
-            why = "the request must have exactly the members user, nonce and password";
-        else if (bjson_type(&doc, u) != BJSON_STRING || bjson_type(&doc, n) != BJSON_STRING ||
-                 bjson_type(&doc, p) != BJSON_STRING)
-            why = "user, nonce and password must be strings";
+        if (why) {
+        } else if (toks[0].count != want || u < 0 || (need_nonce && n < 0) || (!need_nonce && n != -1) ||
+                   (need_password && p < 0) || (!need_password && p != -1)) {
+            why = rq->op == OP_PROVE ? "the request must have exactly the members user, nonce and password"
+                : rq->op == OP_KEYRING_SEAL ? "keyring.seal takes exactly the members op, user and password"
+                : "this op takes exactly the members op and user";
+        } else if (bjson_type(&doc, u) != BJSON_STRING || (need_nonce && bjson_type(&doc, n) != BJSON_STRING) ||
+                   (need_password && bjson_type(&doc, p) != BJSON_STRING))
+            why = rq->op == OP_PROVE ? "user, nonce and password must be strings" : "user and password must be strings";
         else if (bjson_str(&doc, u, rq->user, sizeof rq->user) < 0 || !user_valid(rq->user))
             why = "invalid user name";
-        else if (bjson_str(&doc, n, rq->nonce, sizeof rq->nonce) < 0 || !nonce_valid(rq->nonce))
+        else if (need_nonce && (bjson_str(&doc, n, rq->nonce, sizeof rq->nonce) < 0 || !nonce_valid(rq->nonce)))
             why = "the nonce must be 43 base64url characters (from auth.password.begin)";
-        else {
+        else if (need_password) {
             int pl = bjson_str(&doc, p, g_password, sizeof g_password);
             if (pl < 0) why = "the password is longer than 512 bytes or contains NUL";
             else if (pl == 0) why = "empty password";
@@ -525,6 +559,70 @@ static int name_of(uid_t uid, char *name, size_t cap)
     return 0;
 }
 
+/* ---- the keyring secret (Docs/auth.md "The keyring") ---------------------------------------- */
+
+static void reply_raw(int fd, const char *line)
+{
+    (void)send_all(fd, line, strlen(line), now_ms() + 2000);
+}
+
+/* After PAM accepted the password (just now, in this child): it is sealed by the TPM for the
+ * user's keyring (pamb_keyring_seal: systemd-creds --with-key=host+tpm2, root's 0600 file), with
+ * the shadow hash it matched, so a later change is seen. The password was only ever in this
+ * child's locked buffers and the pipe to systemd-creds. */
+static int keyring_seal(int fd, uid_t uid, const struct request *rq)
+{
+    uid_t target;
+    char shadow[PAMB_MAX_SHADOW + 1], why[300] = "";
+    int rc = 1;
+    if (uid_of(rq->user, &target) != 0 || pamb_shadow_hash(rq->user, shadow, sizeof shadow) != 0) {
+        snprintf(why, sizeof why, "no passwd or shadow entry for the user");
+    } else {
+        int n = pamb_keyring_payload(g_payload, sizeof g_payload, rq->user, (unsigned)target, shadow, g_password);
+        if (n < 0) snprintf(why, sizeof why, "the password cannot be sealed (too long)");
+        else if (pamb_keyring_seal((unsigned)target, g_payload, (size_t)n, now_ms() + (long long)g_daemon_timeout_s * 1000,
+                                   why, sizeof why) == 0)
+            rc = 0;
+    }
+    wipe_secrets();
+    explicit_bzero(shadow, sizeof shadow);
+    if (rc == 0) {
+        logmsg("uid=%u user=%s outcome=keyring_sealed", (unsigned)uid, rq->user);
+        reply_raw(fd, "{\"ok\":true,\"sealed\":true}\n");
+    } else {
+        logmsg("uid=%u user=%s outcome=keyring_failed (%s)", (unsigned)uid, rq->user, why);
+        reply(fd, 0, "keyring_failed", "the keyring secret was not sealed", why);
+    }
+    return rc;
+}
+
+/* keyring.remove and keyring.status: the user's own (or root's for anyone); no password needed
+ * to forget one, and whether one exists says nothing secret. */
+static int keyring_admin(int fd, uid_t uid, const struct request *rq)
+{
+    uid_t target;
+    char path[128];
+    struct stat st;
+    if (uid_of(rq->user, &target) != 0 || pamb_keyring_path(path, sizeof path, (unsigned)target) < 0) {
+        reply(fd, 0, "internal", "no passwd entry for the user", NULL);
+        return 1;
+    }
+    if (rq->op == OP_KEYRING_STATUS) {
+        int sealed = lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+        reply_raw(fd, sealed ? "{\"ok\":true,\"sealed\":true}\n" : "{\"ok\":true,\"sealed\":false}\n");
+        return 0;
+    }
+    int r = pamb_keyring_remove((unsigned)target);
+    if (r < 0) {
+        logmsg("uid=%u user=%s outcome=keyring_remove_failed (%s)", (unsigned)uid, rq->user, strerror(errno));
+        reply(fd, 0, "internal", "the keyring secret could not be removed", strerror(errno));
+        return 1;
+    }
+    logmsg("uid=%u user=%s outcome=keyring_removed (%s)", (unsigned)uid, rq->user, r ? "there was one" : "there was none");
+    reply_raw(fd, r ? "{\"ok\":true,\"removed\":true}\n" : "{\"ok\":true,\"removed\":false}\n");
+    return 0;
+}
+
 static int serve(int fd, uid_t uid)
 {
     char peer[MAX_USER + 1];
@@ -563,10 +661,14 @@ static int serve(int fd, uid_t uid)
         return 1;
     }
 
+    if (rq.op == OP_KEYRING_REMOVE || rq.op == OP_KEYRING_STATUS)
+        return keyring_admin(fd, uid, &rq);
+
     int code = 0;
     long long pam_began = now_ms();
     enum pam_outcome po = check_password(rq.user, peer, &code);
-    wipe_secrets();
+    /* keyring.seal keeps the password until it is sealed (keyring_seal wipes it) */
+    if (!(rq.op == OP_KEYRING_SEAL && po == PW_OK)) wipe_secrets();
     if (po != PW_OK) {
         /* The same time for every refusal: a wrong password, an account that may not log in,
          * PAM unable to check. */
@@ -592,6 +694,9 @@ static int serve(int fd, uid_t uid)
         reply(fd, 0, "internal", "PAM error", pam_strerror(NULL, code));
         return 1;
     }
+
+    if (rq.op == OP_KEYRING_SEAL)
+        return keyring_seal(fd, uid, &rq);
 
     char detail[300];
     enum daemon_outcome d = tell_daemon(rq.user, rq.nonce, detail, sizeof detail);
@@ -687,6 +792,7 @@ static void start_child(int cfd, uid_t uid, int lfd, int sfd)
          * fork, so here). */
         (void)mlock(g_line, sizeof g_line);
         (void)mlock(g_password, sizeof g_password);
+        (void)mlock(g_payload, sizeof g_payload);
         int rc = serve(cfd, uid);
         wipe_secrets();
         shutdown(cfd, SHUT_RDWR);

@@ -316,20 +316,26 @@ int pamb_build_request(char *buf, size_t cap, long id, const char *user, const c
 int pamb_build_request_ex(char *buf, size_t cap, long id, const char *user, const char *factors,
                           const char *camera, long timeout_ms, int other_user)
 {
+    struct pamb_request r = { id, user, factors, camera, timeout_ms, other_user, 0 };
+    return pamb_build_auth_request(buf, cap, &r);
+}
+
+int pamb_build_auth_request(char *buf, size_t cap, const struct pamb_request *r)
+{
     struct sbuf b = { buf, cap, 0, 0 };
     char num[32];
-    if (buf == NULL || cap == 0 || !pamb_user_valid(user) || timeout_ms <= 0) return -1;
-    if (factors != NULL && !pamb_factors_valid(factors)) return -1;
-    if (camera != NULL && !pamb_camera_valid(camera)) return -1;
+    if (buf == NULL || cap == 0 || r == NULL || !pamb_user_valid(r->user) || r->timeout_ms <= 0) return -1;
+    if (r->factors != NULL && !pamb_factors_valid(r->factors)) return -1;
+    if (r->camera != NULL && !pamb_camera_valid(r->camera)) return -1;
     buf[0] = '\0';
-    snprintf(num, sizeof num, "%ld", id);
+    snprintf(num, sizeof num, "%ld", r->id);
     puts_(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
     puts_(&b, num);
     puts_(&b, ",\"method\":\"auth.authenticate\",\"params\":{\"user\":");
-    put_json_string(&b, user);
-    if (factors != NULL) {
+    put_json_string(&b, r->user);
+    if (r->factors != NULL) {
         puts_(&b, ",\"factors\":[");
-        const char *p = factors;
+        const char *p = r->factors;
         for (int first = 1;; first = 0) {
             size_t n = strcspn(p, ",");
             if (!first) puts_(&b, ",");
@@ -341,16 +347,82 @@ int pamb_build_request_ex(char *buf, size_t cap, long id, const char *user, cons
         }
         puts_(&b, "]");
     }
-    if (camera != NULL) {
+    if (r->camera != NULL) {
         puts_(&b, ",\"camera\":");
-        put_json_string(&b, camera);
+        put_json_string(&b, r->camera);
     }
-    snprintf(num, sizeof num, "%ld", timeout_ms);
+    snprintf(num, sizeof num, "%ld", r->timeout_ms);
     puts_(&b, ",\"timeout_ms\":");
     puts_(&b, num);
-    if (other_user) puts_(&b, ",\"other_user\":true");
+    if (r->other_user) puts_(&b, ",\"other_user\":true");
+    if (r->require_arrival) puts_(&b, ",\"require_arrival\":true");
     puts_(&b, "}}\n");
     return b.bad ? -1 : (int)b.len;
+}
+
+static int build_user_call(char *buf, size_t cap, long id, const char *method, const char *user)
+{
+    struct sbuf b = { buf, cap, 0, 0 };
+    char num[32];
+    if (buf == NULL || cap == 0 || !pamb_user_valid(user)) return -1;
+    buf[0] = '\0';
+    snprintf(num, sizeof num, "%ld", id);
+    puts_(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+    puts_(&b, num);
+    puts_(&b, ",\"method\":\"");
+    puts_(&b, method);
+    puts_(&b, "\",\"params\":{\"user\":");
+    put_json_string(&b, user);
+    puts_(&b, "}}\n");
+    return b.bad ? -1 : (int)b.len;
+}
+
+int pamb_build_user_get(char *buf, size_t cap, long id, const char *user)
+{
+    return build_user_call(buf, cap, id, "user.get", user);
+}
+
+/* Whether the array token arr holds the string s. */
+static int array_has(const struct bjson_doc *d, int arr, const char *s)
+{
+    if (bjson_type(d, arr) != BJSON_ARRAY) return 0;
+    for (unsigned int k = 0; k < d->tok[arr].count && k < 16; k++)
+        if (bjson_str_eq(d, bjson_at(d, arr, k), s)) return 1;
+    return 0;
+}
+
+int pamb_parse_user_get(const char *line, size_t len, long expect_id, const char *user, struct pamb_enrolment *e)
+{
+    memset(e, 0, sizeof *e);
+    if (line == NULL || len > PAMB_MAX_LINE) return -1;
+    struct bjson_tok *toks = malloc(PAMB_MAX_TOKENS * sizeof *toks);
+    if (toks == NULL) return -1;
+    struct bjson_doc doc;
+    const struct bjson_doc *d = &doc;
+    int v = -1;
+    if (bjson_parse(&doc, line, len, toks, PAMB_MAX_TOKENS) < 0 || bjson_type(d, 0) != BJSON_OBJECT) goto done;
+    if (!bjson_str_eq(d, bjson_get(d, 0, "jsonrpc"), "2.0")) goto done;
+    int method = bjson_get(d, 0, "method"), id = bjson_get(d, 0, "id");
+    if (method == -2 || id == -2) goto done;
+    if (method >= 0) { v = id == -1 ? 2 : -1; goto done; } /* a notification: not the answer */
+    long long got;
+    if (bjson_int(d, id, &got) < 0 || got != expect_id) goto done;
+    int result = bjson_get(d, 0, "result"), error = bjson_get(d, 0, "error");
+    if (result == -2 || error == -2 || (result >= 0) == (error >= 0)) goto done;
+    if (error >= 0) { v = bjson_type(d, error) == BJSON_OBJECT ? 0 : -1; goto done; }
+    if (bjson_type(d, result) != BJSON_OBJECT || !bjson_str_eq(d, bjson_get(d, result, "name"), user)) goto done;
+    long long face = 0, finger = 0;
+    if (bjson_int(d, bjson_get(d, result, "face_templates"), &face) < 0 ||
+        bjson_int(d, bjson_get(d, result, "finger_templates"), &finger) < 0)
+        goto done;
+    int policy = bjson_get(d, result, "policy");
+    if (bjson_type(d, policy) != BJSON_ARRAY) goto done;
+    e->face = face > 0 && array_has(d, policy, "face");
+    e->finger = finger > 0 && array_has(d, policy, "finger");
+    v = 1;
+done:
+    free(toks);
+    return v;
 }
 
 int pamb_build_clear_request(char *buf, size_t cap, long id, const char *user)

@@ -58,7 +58,11 @@ enum pamb_scope pamb_decide_scope(const struct pamb_scope_facts *f)
         if (!f->logind) return PAMB_SCOPE_RUN; /* no logind: PAM_RHOST and PAM_TTY are all we know */
         if (f->has_session)
             return f->session_seat != NULL && strcmp(f->session_seat, f->seat) == 0 ? PAMB_SCOPE_RUN : PAMB_SCOPE_NOT_AT_SEAT;
-        return pamb_tty_is_console(f->tty) && strcmp(f->seat, "seat0") == 0 ? PAMB_SCOPE_RUN : PAMB_SCOPE_NOT_AT_SEAT;
+        if (pamb_tty_is_console(f->tty) && strcmp(f->seat, "seat0") == 0) return PAMB_SCOPE_RUN;
+        /* A greeter's worker that sets no PAM_TTY before authenticating (greetd sets it only for
+         * the session): the seat shows its login screen now (logind: its active session is a
+         * greeter's), so the person at it is the one logging in. */
+        return f->seat_shows_greeter ? PAMB_SCOPE_RUN : PAMB_SCOPE_NOT_AT_SEAT;
     }
 
     /* A process of another user asking for this account (su bob by alice, pkexec for another

@@ -253,7 +253,8 @@ public struct PolicyResult: Codable, Sendable, Equatable {
 // MARK: auth.authenticate / auth.status
 
 public struct AuthenticateParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "factors", "pin", "camera", "timeout_ms", "step_up", "other_user"]
+    public static let fields: Set<String> = ["user", "factors", "pin", "camera", "timeout_ms", "step_up", "other_user",
+                                             "require_arrival"]
     public var user: String
     /// Which of the policy's factors to run, in this order [the policy's].
     public var factors: [String]?
@@ -271,12 +272,17 @@ public struct AuthenticateParams: RPCParams, Encodable {
     /// administrator allowed it with pam_biometricd's `other_users=allow`): it never counts toward
     /// the user's lockout, nor resets it (SPEC §4). Root only (the PAM module in a setuid program).
     public var otherUser: Bool?
+    /// The face must come into view after the call began (a lock screen whose face service starts
+    /// when the screen locks: the face already in view then is not consent to unlock it). Only
+    /// stricter: no frame is judged until the camera has seen nobody for a second (`FaceArrival`).
+    public var requireArrival: Bool?
 
     enum CodingKeys: String, CodingKey {
         case user, factors, pin, camera
         case timeoutMs = "timeout_ms"
         case stepUp = "step_up"
         case otherUser = "other_user"
+        case requireArrival = "require_arrival"
     }
 
     public init(user: String, factors: [String]? = nil, pin: String? = nil, camera: String? = nil, timeoutMs: Int? = nil,

@@ -75,7 +75,7 @@ struct AuthCtl: ParsableCommand {
         abstract: "Command-line client of biometricd.",
         discussion: "Exit codes: 0 success or match, 1 no match or refused, 2 usage, 3 daemon unreachable, 4 other error.",
         version: "0.1.0",
-        subcommands: [Status.self, DoctorCommand.self, Cameras.self, CameraGroup.self, Snapshot.self, Users.self, User.self, Face.self, Finger.self, Pin.self, Auth.self, Key.self])
+        subcommands: [Status.self, DoctorCommand.self, Cameras.self, CameraGroup.self, Snapshot.self, Users.self, User.self, Face.self, Finger.self, Pin.self, Auth.self, Key.self, KeyringCommand.self])
 
     static func main() {
         // PINs and passwords pass through this process: no core dump, no ptrace by another

@@ -13,7 +13,7 @@ import Glibc
 struct DoctorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Say what is wrong and what to do: daemon, models, cameras, permissions, PAM, key, lid.",
+        abstract: "Say what is wrong and what to do: daemon, models, cameras, permissions, PAM, key, lid, the desktop.",
         discussion: "Exit status: 0 all checked and fine, 3 daemon unreachable, 10 some checks could not be made (run with sudo), 11 warnings, 12 errors.")
 
     @OptionGroup var options: GlobalOptions
@@ -79,7 +79,64 @@ struct DoctorCommand: ParsableCommand {
         findings += Doctor.pam(files: pamFiles(), profileInstalled: exists("/usr/share/pam-configs/biometricd"),
                                moduleInstalled: Self.pamModules().contains(where: exists))
         findings += Doctor.lid(states: lidStates())
+        findings += Doctor.desktop(desktopFacts())
         return findings
+    }
+
+    // MARK: The desktop (issue 36)
+
+    /// The program that shows each desktop is installed.
+    static func programs(_ desktop: Doctor.Desktop) -> [String] {
+        switch desktop {
+        case .gdm: ["/usr/sbin/gdm3", "/usr/sbin/gdm"]
+        case .sddm: ["/usr/bin/sddm"]
+        case .lightdm: ["/usr/sbin/lightdm"]
+        case .greetd: ["/usr/sbin/greetd", "/usr/bin/greetd"]
+        case .kscreenlocker: ["/usr/libexec/kscreenlocker_greet", "/usr/lib/x86_64-linux-gnu/libexec/kscreenlocker_greet",
+                              "/usr/lib/aarch64-linux-gnu/libexec/kscreenlocker_greet", "/usr/lib/libexec/kscreenlocker_greet"]
+        case .swaylock: ["/usr/bin/swaylock"]
+        case .hyprlock: ["/usr/bin/hyprlock"]
+        case .console: ["/usr/bin/login", "/bin/login"]
+        case .sudo: ["/usr/bin/sudo"]
+        case .polkit: ["/usr/lib/polkit-1/polkit-agent-helper-1", "/usr/libexec/polkit-agent-helper-1"]
+        }
+    }
+
+    func desktopFacts() -> Doctor.DesktopFacts {
+        let installed = Doctor.Desktop.allCases.filter { Self.programs($0).contains(where: exists) }
+        // The PAM files, the administrator's /etc/pam.d before the vendor's /usr/lib/pam.d.
+        var files: [String: String] = [:]
+        for dir in ["/usr/lib/pam.d", "/etc/pam.d"] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+                if let text = try? String(contentsOfFile: "\(dir)/\(name)", encoding: .utf8) { files[name] = text }
+            }
+        }
+        var stacks: [String: [String]?] = [:]
+        for desktop in installed {
+            // A service without a file of its own gets libpam's "other" (KDE's "kde" on Debian 12).
+            let service = files[desktop.service] != nil ? desktop.service : "other"
+            stacks[desktop.service] = Doctor.resolveAuth(service, files: files)
+        }
+        var dm: Doctor.Desktop?
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/etc/systemd/system/display-manager.service") {
+            let unit = (target as NSString).lastPathComponent
+            dm = [("gdm", Doctor.Desktop.gdm), ("sddm", .sddm), ("lightdm", .lightdm), ("greetd", .greetd)]
+                .first { unit.hasPrefix($0.0) }?.1
+        }
+        // The keyring: asked of the root helper for the caller (under sudo: the user who ran it).
+        var sealed: Bool?
+        if installed.contains(where: \.isLogin) {
+            let user = getuid() == 0 ? ProcessInfo.processInfo.environment["SUDO_USER"] : (try? KeyringCommand.callerName())
+            if let user, !user.isEmpty, user != "root",
+               let line = try? JSONSerialization.data(withJSONObject: ["op": "keyring.status", "user": user]),
+               let reply = try? PasswordHelper.exchange(path: KeyringCommand.helperPath, line: line, quiet: true),
+               reply["ok"] as? Bool == true {
+                sealed = reply["sealed"] as? Bool
+            }
+        }
+        return Doctor.DesktopFacts(installed: installed, displayManager: dm,
+                                   session: ProcessInfo.processInfo.environment["XDG_CURRENT_DESKTOP"], stacks: stacks,
+                                   keyringSealed: sealed, tpm: exists("/dev/tpmrm0"))
     }
 
     /// camera.check on one camera, its refusals read as what they mean for the doctor.

@@ -109,9 +109,10 @@ enum PasswordHelper {
         return nil
     }
 
-    static func exchange(path: String, line: Data) throws -> [String: Any] {
+    static func exchange(path: String, line: Data, quiet: Bool = false) throws -> [String: Any] {
+        func say(_ text: String) { if !quiet { FileHandle.standardError.write(Data(text.utf8)) } }
         if let why = untrusted(path) {
-            FileHandle.standardError.write(Data("authctl: \(path) is not the root password helper (\(why)); no password sent\n".utf8))
+            say("authctl: \(path) is not the root password helper (\(why)); no password sent\n")
             throw ExitCode(why == "it does not exist" ? Exit.unreachable : Exit.refused)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -128,14 +129,14 @@ enum PasswordHelper {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
-            FileHandle.standardError.write(Data("authctl: the password helper is not reachable at \(path) (is biometricd-password.socket enabled?)\n".utf8))
+            say("authctl: the password helper is not reachable at \(path) (is biometricd-password.socket enabled?)\n")
             throw ExitCode(Exit.unreachable)
         }
         // And the listener must be root too (the helper, or systemd for it): a second check.
         var credentials = PeerCredentials()
         var size = socklen_t(MemoryLayout<PeerCredentials>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0, credentials.uid == 0 else {
-            FileHandle.standardError.write(Data("authctl: \(path) is not the root password helper (its peer is uid \(credentials.uid)); no password sent\n".utf8))
+            say("authctl: \(path) is not the root password helper (its peer is uid \(credentials.uid)); no password sent\n")
             throw ExitCode(Exit.refused)
         }
         var out = line + Data("\n".utf8)

@@ -356,6 +356,16 @@ final class SysfsVideoTests: XCTestCase {
         XCTAssertEqual(rgb.devicePath, ir.devicePath, "two sensors of one module")
         XCTAssertNil(SysfsVideo.usbLocation(ofNode: "/dev/video9", root: root))
         XCTAssertNil(SysfsVideo.usbLocation(ofNode: "/dev/video7", root: root))
+
+        // Issue 36: a closed lid hides every camera not known to be removable.
+        XCTAssertNil(SysfsVideo.isRemovable(node: "/dev/video0", root: root), "no removable attribute: not known")
+        try "fixed\n".write(toFile: usb + "/removable", atomically: true, encoding: .utf8)
+        XCTAssertEqual(SysfsVideo.isRemovable(node: "/dev/video0", root: root), false, "the laptop's own camera")
+        try "removable\n".write(toFile: usb + "/removable", atomically: true, encoding: .utf8)
+        XCTAssertEqual(SysfsVideo.isRemovable(node: "/dev/video2", root: root), true, "a USB camera plugged into a port")
+        try "unknown\n".write(toFile: usb + "/removable", atomically: true, encoding: .utf8)
+        XCTAssertEqual(SysfsVideo.isRemovable(node: "/dev/video0", root: root), false)
+        XCTAssertNil(SysfsVideo.isRemovable(node: "/dev/video9", root: root), "not on USB (vivid, a MIPI camera)")
     }
 }
 

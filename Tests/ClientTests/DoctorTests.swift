@@ -130,6 +130,63 @@ final class DoctorTests: XCTestCase {
                        [D.Code.pamNotEnabled])
     }
 
+    /// Issue 36: includes resolved as libpam does, and for each desktop found whether it reaches
+    /// the module, with the one-line fix; the keyring for the logins.
+    func testTheDesktop() {
+        let files = [
+            "common-auth": "auth [success=2 default=ignore] pam_biometricd.so\nauth [success=1 default=ignore] pam_unix.so nullok\n"
+                + "auth requisite pam_deny.so\nauth required pam_permit.so\nauth optional pam_biometricd.so after_password\n",
+            "login": "auth optional pam_faildelay.so delay=3000000\n@include common-auth\nauth optional pam_group.so\nsession required pam_limits.so\n",
+            "greetd": "@include login\n-auth optional pam_gnome_keyring.so\n-session optional pam_gnome_keyring.so auto_start\n",
+            "swaylock": "auth include login\n",
+            "sub": "auth substack login\n",
+            "loop": "@include loop\n",
+            "plain": "auth required pam_unix.so\n",
+        ]
+        let greetd = D.resolveAuth("greetd", files: files)
+        XCTAssertEqual(greetd?.first, "auth optional pam_faildelay.so delay=3000000")
+        XCTAssertEqual(greetd?.filter { $0.contains("pam_biometricd.so") }.count, 2)
+        XCTAssertEqual(greetd?.last, "-auth optional pam_gnome_keyring.so")
+        XCTAssertEqual(D.resolveAuth("swaylock", files: files)?.count, 7)
+        XCTAssertEqual(D.resolveAuth("sub", files: files)?.count, 7)
+        XCTAssertEqual(D.resolveAuth("loop", files: files), [], "an include loop ends")
+        XCTAssertNil(D.resolveAuth("absent", files: files))
+
+        var facts = D.DesktopFacts(installed: [.greetd, .swaylock, .console, .sudo], displayManager: .greetd, session: "sway",
+                                   stacks: ["greetd": greetd, "swaylock": D.resolveAuth("swaylock", files: files),
+                                            "login": D.resolveAuth("login", files: files), "sudo": D.resolveAuth("plain", files: files)],
+                                   keyringSealed: true)
+        var found = D.desktop(facts)
+        XCTAssertEqual(codes(found), [D.Code.desktopFound, D.Code.desktopWired, D.Code.desktopWired, D.Code.desktopWired,
+                                      D.Code.desktopNotWired, D.Code.keyringReady])
+        XCTAssertTrue(found[0].message.contains("greetd (display manager)") && found[0].message.contains("session: sway"))
+        XCTAssertEqual(found[4].subject, "sudo")
+        XCTAssertEqual(found[4].fix, "sudo pam-auth-update --enable biometricd (puts it in common-auth, which sudo includes)")
+        XCTAssertTrue(found[2].message.contains("Enter on an empty password"), "swaylock: what the module does there")
+
+        facts.keyringSealed = false
+        found = D.desktop(facts)
+        XCTAssertEqual(found.last?.code, D.Code.keyringNotSet)
+        XCTAssertEqual(found.last?.severity, .warning)
+        XCTAssertEqual(found.last?.fix, "authctl keyring enable (asks your password once; the TPM seals it)")
+        facts.tpm = false
+        XCTAssertEqual(D.desktop(facts).last?.code, D.Code.keyringNoTPM)
+        facts.keyringSealed = nil
+        XCTAssertEqual(D.desktop(facts).last?.severity, .notChecked)
+        // a login whose stack has no keyring module says nothing of the keyring
+        facts.installed = [.console]
+        facts.stacks = ["login": D.resolveAuth("login", files: files)]
+        XCTAssertEqual(codes(D.desktop(facts)), [D.Code.desktopNone, D.Code.desktopWired])
+        // an unreadable stack
+        facts.installed = [.sddm]
+        facts.stacks = ["sddm": [String]?.none]
+        XCTAssertEqual(codes(D.desktop(facts)), [D.Code.desktopFound, D.Code.desktopNotChecked])
+        XCTAssertEqual(codes(D.desktop(D.DesktopFacts(installed: [], stacks: [:]))), [D.Code.desktopNone])
+        // a face-only service run beside a password one: `required` is right there
+        XCTAssertFalse(codes(D.pam(files: ["/etc/pam.d/kde-face": "auth required pam_biometricd.so\naccount required pam_permit.so\n"],
+                                   profileInstalled: true, moduleInstalled: true)).contains(D.Code.pamRequired))
+    }
+
     func testTheLid() {
         XCTAssertEqual(codes(D.lid(states: [])), [])
         XCTAssertEqual(codes(D.lid(states: ["state:      open\n"])), [])

@@ -292,6 +292,61 @@ final class FaceFlowTests: XCTestCase {
         XCTAssertEqual(error?.reason, "bad_quality")
     }
 
+    /// A folder of `count` plain grey (or black) 320x240 PNGs named `prefix`NNN.png: frames with
+    /// nobody in them.
+    func plainFrames(_ dir: String, prefix: String, count: Int, level: UInt8) throws {
+        var png: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let pixels = [UInt8](repeating: level, count: 320 * 240 * 3)
+        XCTAssertEqual(cvis_encode_png(pixels, 320, 240, 3, &png, &length), CVIS_OK)
+        let data = Data(bytes: png!, count: length)
+        cvis_free(png)
+        for i in 0..<count { try data.write(to: URL(fileURLWithPath: dir + String(format: "/%@%03d.png", prefix, i))) }
+    }
+
+    /// Issue 36: auth.authenticate with require_arrival (a lock screen whose face service starts at
+    /// the lock): the face in view from the start never counts, a face that comes into view after
+    /// nobody was there does; without it the face in view matches at once. A camera that shows
+    /// only dark frames ends the face factor with bad_quality (too_dark), not a time-out.
+    func testALockScreensAttemptWantsTheFaceToArrive() throws {
+        let arriving = "/tmp/bmd-arrive-\(UUID().uuidString.prefix(8))", dark = "/tmp/bmd-black-\(UUID().uuidString.prefix(8))"
+        for d in [arriving, dark] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        folders += [arriving, dark]
+        // 3 s of nobody, then 2 s of Tony (at 10 fps), over and over
+        try plainFrames(arriving, prefix: "a", count: 30, level: 128)
+        for i in 0..<20 {
+            try FileManager.default.createSymbolicLink(atPath: arriving + String(format: "/b%03d.jpg", i),
+                                                       withDestinationPath: "\(lfw)/Tony_Blair/Tony_Blair_0064.jpg")
+        }
+        try plainFrames(dark, prefix: "k", count: 10, level: 2)
+        let daemon = try startDaemon([
+            "replay:\(try photos("Tony_Blair", [18, 32, 48, 53]))?fps=10&loop=true",
+            "replay:\(try photos("Tony_Blair", [64]))?fps=10&loop=true",
+            "replay:\(arriving)?fps=10&loop=true",
+            "replay:\(dark)?fps=10&loop=true",
+        ])
+        let client = try daemon.client()
+        _ = try enroll(client, "tony", camera: "replay0")
+        let _: PolicyResult = try client.call(Method.authPolicySet, PolicySetParams(user: "tony", factors: ["face"], requireLiveness: false))
+        func authenticate(camera: String, arrival: Bool?, timeoutMs: Int) throws -> AuthenticateResult {
+            var p = AuthenticateParams(user: "tony", camera: camera, timeoutMs: timeoutMs)
+            p.requireArrival = arrival
+            return try client.call(Method.authAuthenticate, p)
+        }
+        let inView = try authenticate(camera: "replay1", arrival: true, timeoutMs: 4000)
+        XCTAssertFalse(inView.ok, "the face in view from the start unlocked: \(inView)")
+        XCTAssertEqual(inView.tried.map(\.reason), ["timeout"], "\(inView.tried)")
+        let arrived = try authenticate(camera: "replay2", arrival: true, timeoutMs: 30000)
+        XCTAssertTrue(arrived.ok, "the face that arrived did not match: \(arrived)")
+        XCTAssertEqual(arrived.factor, "face")
+        let plain = try authenticate(camera: "replay1", arrival: nil, timeoutMs: 30000)
+        XCTAssertTrue(plain.ok, "without require_arrival the face in view matches: \(plain)")
+        let black = try authenticate(camera: "replay3", arrival: nil, timeoutMs: 30000)
+        XCTAssertFalse(black.ok)
+        XCTAssertEqual(black.tried.map(\.reason), ["bad_quality"], "a camera that sees nothing: \(black.tried)")
+        XCTAssertTrue(black.tried.first?.message.contains("quality") ?? false)
+    }
+
     func testMissingModelsGiveNotInitialized() throws {
         let daemon = try startDaemon(["replay:\(try photos("Tony_Blair", [18]))?fps=10"], models: "/tmp/bmd-no-models")
         let error = rpcError { _ = try enroll(try daemon.client(), "tony", camera: "replay0") }

@@ -5,7 +5,12 @@ Listens on a Unix socket and answers auth.authenticate with the behaviour chosen
 Every request line received is appended to --log (one line each), so a test can tell whether
 the PAM module connected at all.
 
-  fake_daemon.py --socket S --log L --mode MODE [--seed N]
+  fake_daemon.py --socket S --log L --mode MODE [--seed N] [--enrol face|finger|none|error|hang]
+
+Before auth.authenticate, the module may ask user.get on the same connection (an intent prompt
+comes only for a user with something to use): --enrol says what it answers. In mode
+"events_then_success" the daemon sends guidance for 20 s before a success, and logs
+{"closed_after_s": N} when the module closes the connection first (the camera stopped).
 """
 import argparse
 import json
@@ -19,8 +24,9 @@ import time
 MODES = [
     "success", "no_match", "spoof", "blink_timeout", "unavail_result", "locked_out", "locked_pin",
     "not_found", "hang", "events_forever", "slow_success", "garbage", "wrong_id", "huge_line",
-    "close", "ok_string", "other_user", "fuzz",
+    "close", "ok_string", "other_user", "fuzz", "events_then_success",
 ]
+ENROL = ["face", "finger", "none", "error", "hang"]
 
 
 def line(obj):
@@ -145,20 +151,36 @@ def send_fragmented(conn, rnd, data):
             time.sleep(0.001)
 
 
-def serve(conn, mode, log, index, seed):
+def user_get(rid, user, enrol):
+    if enrol == "error":
+        return error(rid, 1002, "not_found", "user unknown")
+    return line({"jsonrpc": "2.0", "id": rid, "result": {
+        "name": user, "uuid": "00000000-0000-0000-0000-000000000000", "created": "2026-01-01T00:00:00Z",
+        "face_templates": 2 if enrol == "face" else 0, "finger_templates": 3 if enrol == "finger" else 0,
+        "pin_set": False, "policy": ["face", "finger"]}})
+
+
+def serve(conn, mode, log, index, seed, enrol="face"):
     rnd = random.Random(seed * 1000003 + index)
     f = conn.makefile("rb")
     try:
-        req = f.readline(1 << 20)
-        if not req:
-            return
-        with open(log, "ab") as fh:
-            fh.write(req if req.endswith(b"\n") else req + b"\n")
-        try:
-            msg = json.loads(req)
-            rid, user = msg["id"], msg["params"]["user"]
-        except Exception:
-            return
+        while True:
+            req = f.readline(1 << 20)
+            if not req:
+                return
+            with open(log, "ab") as fh:
+                fh.write(req if req.endswith(b"\n") else req + b"\n")
+            try:
+                msg = json.loads(req)
+                rid, user = msg["id"], msg["params"]["user"]
+            except Exception:
+                return
+            if msg.get("method") == "user.get":
+                if enrol == "hang":
+                    time.sleep(3600)
+                conn.sendall(user_get(rid, user, enrol))
+                continue
+            break
         if mode == "success":
             for ev in guidance(rid):
                 conn.sendall(ev)
@@ -212,6 +234,16 @@ def serve(conn, mode, log, index, seed):
         elif mode == "other_user":
             conn.sendall(success(rid, "root"))
             time.sleep(5)
+        elif mode == "events_then_success":
+            t0 = time.monotonic()
+            try:
+                while time.monotonic() - t0 < 20:
+                    conn.sendall(face_frame(rid, [], "keep_still"))
+                    time.sleep(0.2)
+                conn.sendall(success(rid, user))
+            except (BrokenPipeError, ConnectionResetError):
+                with open(log, "ab") as fh:
+                    fh.write(line({"closed_after_s": round(time.monotonic() - t0, 2)}))
         elif mode == "fuzz":
             out = b""
             for _ in range(rnd.randrange(4)):
@@ -235,6 +267,7 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--mode", required=True, choices=MODES)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--enrol", default="face", choices=ENROL)
     a = ap.parse_args()
     try:
         os.unlink(a.socket)
@@ -249,7 +282,7 @@ def main():
     index = 0
     while True:
         conn, _ = srv.accept()
-        threading.Thread(target=serve, args=(conn, a.mode, a.log, index, a.seed), daemon=True).start()
+        threading.Thread(target=serve, args=(conn, a.mode, a.log, index, a.seed, a.enrol), daemon=True).start()
         index += 1
 
 

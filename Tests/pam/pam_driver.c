@@ -9,6 +9,7 @@
  *   pam_driver sigint SERVICE     SIGINT (with a handler, as sudo has) 300 ms into a hanging
  *                                 call: must return PAM_AUTHINFO_UNAVAIL within 1 s.
  *   pam_driver noconv SERVICE     application without a conversation function: PAM_SUCCESS.
+ *   pam_driver noconv-verdict SERVICE  the same, printing the pam_authenticate() result name.
  *   pam_driver silent SERVICE     PAM_SILENT: PAM_SUCCESS and no message shown.
  *   pam_driver verdict SERVICE    prints the pam_authenticate() result name (e.g. for
  *                                 `auth required` stacks) and exits 0.
@@ -60,7 +61,7 @@ static void on_sigint(int sig) { (void)sig; }
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) { fprintf(stderr, "usage: pam_driver fuzz|sigint|noconv|silent|verdict SERVICE [N]\n"); return 2; }
+    if (argc < 3) { fprintf(stderr, "usage: pam_driver fuzz|sigint|noconv|noconv-verdict|silent|verdict SERVICE [N]\n"); return 2; }
     const char *mode = argv[1], *service = argv[2];
     if (strcmp(mode, "fuzz") == 0) {
         long n = argc > 3 ? atol(argv[3]) : 2000, passed = 0, failed = 0, successes = 0;
@@ -95,6 +96,11 @@ int main(int argc, char **argv)
         int rc = authenticate(service, 0, 0);
         printf("%s\n", pam_strerror(NULL, rc));
         return rc == PAM_SUCCESS ? 0 : 1;
+    }
+    if (strcmp(mode, "noconv-verdict") == 0) {
+        int rc = authenticate(service, 0, 0);
+        printf("%s\n", pam_strerror(NULL, rc));
+        return 0;
     }
     if (strcmp(mode, "silent") == 0) {
         int rc = authenticate(service, 1, PAM_SILENT);

@@ -108,7 +108,7 @@ stop_daemon() {
 daemon() { # mode [socket]
     stop_daemon
     : >"$T/requests"
-    "$PY" "$HERE/fake_daemon.py" --socket "${2:-$SOCK}" --log "$T/requests" --mode "$1" &
+    "$PY" "$HERE/fake_daemon.py" --socket "${2:-$SOCK}" --log "$T/requests" --mode "$1" --enrol "${ENROL:-face}" &
     DPID=$!
     for _ in $(seq 100); do [ -S "${2:-$SOCK}" ] && return 0; sleep 0.02; done
     bad "fake daemon ($1) did not start"
@@ -163,6 +163,17 @@ module_cases() {
         [[ "$r" =~ ^[0-9]+\ passed,\ 0\ failed$ ]] && ok "scope decision (remote, other user, seat, session): $r" || bad "scope decision: $("$T/scope_test")"
     else
         bad "scope_test build"
+    fi
+    # The per-service table, its options, the terminal's password line, the keyring's sealed
+    # text, user.get (Tests/pam/profile_test.c, under ASan+UBSan).
+    if "$CC" -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I"$REPO/Sources/PAM/include" -o "$T/profile_test" \
+        "$HERE/profile_test.c" "$REPO/Sources/PAM/profile.c" "$REPO/Sources/PAM/line.c" "$REPO/Sources/PAM/keyring.c" \
+        "$REPO/Sources/PAM/reply.c" "$REPO/Sources/PAM/bjson.c" 2>"$T/profile.build"; then
+        local r
+        r=$("$T/profile_test" | tail -1)
+        [[ "$r" =~ ^[0-9]+\ passed,\ 0\ failed$ ]] && ok "per-service table, options, password line, keyring text, user.get: $r" || bad "profile_test: $("$T/profile_test")"
+    else
+        bad "profile_test build: $(tail -3 "$T/profile.build")"
     fi
     local syms
     syms=$(nm -D --defined-only "$MODULE" 2>/dev/null | awk '{print $3}')
@@ -407,6 +418,289 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------------------
+# Issue 36: what the module does per service — the act of intent, the password typed at the
+# module's own prompt (PAM_AUTHTOK for the next module), the terminal prompt beside the camera,
+# require_arrival, the keyring secret. The next module is pam_exec with expose_authtok running
+# check_pw.sh: it records the password it got (PAM_AUTHTOK, or what it asked for itself) and
+# accepts only $T/expected_pw, so "the stack succeeded through the password" is visible.
+pw_service() { # module arguments
+    {
+        echo "auth sufficient $MODULE socket=$SOCK $*"
+        echo "auth sufficient pam_exec.so quiet expose_authtok $T/check_pw.sh"
+        echo "auth required pam_deny.so"
+    } >"$SVCFILE"
+}
+
+# A password that is not in any test's other text; never to be seen in a log.
+TYPED_PW='Typed-Pw-7q2x'
+
+desktop_cases() {
+    cat >"$T/check_pw.sh" <<EOF
+#!/bin/bash
+IFS= read -r -d '' pw
+printf '%s' "\$pw" > $T/got_pw
+[ "\$pw" = "\$(cat $T/expected_pw)" ]
+EOF
+    chmod 755 "$T/check_pw.sh"
+    printf '%s' "$TYPED_PW" >"$T/expected_pw"
+    local got
+
+    # --- the act of intent, through the application's conversation (a polkit agent, SDDM) ---
+    pw_service intent=enter
+    daemon success
+    rm -f "$T/got_pw"
+    printf '\n' | pamtester "$SVC" alice authenticate >"$T/out" 2>&1; RC=$?
+    [ "$RC" = 0 ] && out_has "(or press Enter to use your face)" && [ ! -e "$T/got_pw" ] &&
+        ok "intent=enter: the prompt, Enter, then the camera: success, the password module not run" ||
+        bad "intent=enter with Enter: rc $RC, $(tr '\n' ' ' <"$T/out" | head -c 300)"
+    "$PY" - "$T/requests" <<'EOF' && ok "intent: user.get first, then auth.authenticate on the same connection" || bad "intent requests: $(cat "$T/requests")"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert [l["method"] for l in lines] == ["user.get", "auth.authenticate"], lines
+assert lines[0]["params"] == {"user": "alice"} and lines[0]["id"] != lines[1]["id"]
+EOF
+    : >"$T/requests"; rm -f "$T/got_pw"
+    printf '%s\n' "$TYPED_PW" | pamtester "$SVC" alice authenticate >"$T/out" 2>&1; RC=$?
+    got=$(cat "$T/got_pw" 2>/dev/null)
+    [ "$RC" = 0 ] && [ "$got" = "$TYPED_PW" ] && ! grep -q auth.authenticate "$T/requests" && ! out_has "Password:" &&
+        ok "intent=enter: a password typed at the prompt goes to the next module as PAM_AUTHTOK (asked once), no camera" ||
+        bad "intent with a password: rc $RC, got '$got', requests $(cat "$T/requests"), $(tr '\n' ' ' <"$T/out" | head -c 300)"
+    logged "outcome=password reason=typed_at_intent_prompt" && ok "intent: the typed password is logged as such (not its text)" || bad "intent password: not logged"
+
+    pw_service intent=yes
+    : >"$T/requests"
+    printf 'yes\n' | pamtester "$SVC" alice authenticate >"$T/out" 2>&1; RC=$?
+    [ "$RC" = 0 ] && out_has "(or type 'yes' to use your face)" && grep -q auth.authenticate "$T/requests" &&
+        ok "intent=yes: typing the word starts the camera" || bad "intent=yes: rc $RC, $(tr '\n' ' ' <"$T/out" | head -c 300)"
+    : >"$T/requests"; rm -f "$T/got_pw"
+    printf '\n%s\n' "$TYPED_PW" | pamtester "$SVC" alice authenticate >"$T/out" 2>&1; RC=$?
+    got=$(cat "$T/got_pw" 2>/dev/null)
+    [ "$RC" = 0 ] && ! grep -q auth.authenticate "$T/requests" && [ "$got" = "$TYPED_PW" ] && out_has "Password:" &&
+        ok "intent=yes: Enter alone is no consent: no camera, the password module asks" ||
+        bad "intent=yes with Enter: rc $RC, got '$got', $(cat "$T/requests")"
+
+    pw_service intent=enter
+    for e in none error finger; do
+        ENROL=$e daemon success
+        rm -f "$T/got_pw"
+        if [ $e = finger ]; then printf '\n' ; else printf '%s\n' "$TYPED_PW"; fi | pamtester "$SVC" alice authenticate >"$T/out" 2>&1; RC=$?
+        case $e in
+            finger) out_has "(or press Enter to use your fingerprint)" && [ "$RC" = 0 ] && [ ! -e "$T/got_pw" ] &&
+                        ok "intent: a user with fingers only is offered the fingerprint" || bad "intent, fingers: $(tr '\n' ' ' <"$T/out" | head -c 300)" ;;
+            *) ! out_has "use your face" && [ "$RC" = 0 ] && [ "$(cat "$T/got_pw" 2>/dev/null)" = "$TYPED_PW" ] && ! grep -q auth.authenticate "$T/requests" &&
+                   ok "intent: nothing enrolled (user.get: $e): no intent prompt, the password at once" ||
+                   bad "intent, enrol $e: rc $RC, $(tr '\n' ' ' <"$T/out" | head -c 300)" ;;
+        esac
+    done
+    ENROL=hang daemon success
+    t0=$(date +%s.%N)
+    printf '%s\n' "$TYPED_PW" | pamtester "$SVC" alice authenticate >"$T/out" 2>&1; RC=$?
+    EL=$(since "$t0")
+    [ "$RC" = 0 ] && lt "$EL" 3.0 && ! out_has "use your face" && ok "intent: user.get never answered: the password after $EL s (2 s limit), no prompt" ||
+        bad "intent, hanging user.get: rc $RC in $EL s"
+    ENROL=face daemon success
+
+    # scoped options: SERVICE:KEY=VALUE applies only there, and wins over the general one
+    pw_service intent=enter "$SVC:intent=none"
+    : >"$T/requests"
+    pamtester "$SVC" alice authenticate </dev/null >"$T/out" 2>&1; RC=$?
+    [ "$RC" = 0 ] && ! out_has "use your face" && [ "$(head -1 "$T/requests" | grep -c auth.authenticate)" = 1 ] &&
+        ok "scoped option $SVC:intent=none wins over intent=enter" || bad "scoped option: rc $RC, $(cat "$T/requests")"
+    pw_service "other-service:intent=enter"
+    pamtester "$SVC" alice authenticate </dev/null >"$T/out" 2>&1; RC=$?
+    [ "$RC" = 0 ] && ! out_has "use your face" && ok "an option scoped to another service does nothing here" || bad "foreign scope: rc $RC"
+    pw_service intent=Yes
+    : >"$T/requests"
+    pamtester "$SVC" alice authenticate </dev/null >"$T/out" 2>&1
+    [ "$(requests)" = 0 ] && ok "intent=Yes (not lowercase letters): configuration refused, daemon not contacted" || bad "intent=Yes: $(cat "$T/requests")"
+    logged "invalid option intent=Yes" && ok "invalid intent logged" || bad "invalid intent not logged"
+
+    # no conversation function: no intent can be shown, so no camera
+    echo "auth required $MODULE socket=$SOCK intent=enter" >"/etc/pam.d/$SVC-req"
+    : >"$T/requests"
+    if "$CC" -O1 -g -Wall -o "$T/pam_driver" "$HERE/pam_driver.c" -lpam 2>/dev/null; then
+        r=$("$T/pam_driver" noconv-verdict "$SVC-req")
+        [ "$(requests)" = 0 ] && [ "$r" != Success ] && ok "intent without a conversation: not run, daemon not contacted ($r)" || bad "intent, no conversation: $r, $(cat "$T/requests")"
+    fi
+
+    # require_arrival: said to the daemon, and to the person
+    pw_service require_arrival=yes
+    : >"$T/requests"
+    pamtester "$SVC" alice authenticate </dev/null >"$T/out" 2>&1; RC=$?
+    [ "$RC" = 0 ] && out_has "Look away, then at the camera" &&
+        "$PY" -c 'import json,sys; m=json.loads(open(sys.argv[1]).readline()); sys.exit(m["params"].get("require_arrival") is not True)' "$T/requests" &&
+        ok "require_arrival=yes: the request asks for a face that arrives, the person is told" || bad "require_arrival: $(cat "$T/requests")"
+
+    # --- on a terminal: the module's own prompt beside the camera ---
+    local j
+    ptyrun() { "$PY" "$HERE/ptyrun.py" "$@" >"$T/pty.json" 2>"$T/pty.err"; PTY_RC=$?; }
+    pty_field() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(v)' "$T/pty.json" "$1" 2>/dev/null; }
+    restored='if stty -a | grep -qE "(^| )-(echo|icanon)( |$)"; then echo TERMINAL-NOT-RESTORED; else echo terminal-restored; fi'
+    pw_service
+    daemon slow_success
+    : >"$T/requests"
+    ptyrun --limit 20 --step "expect=(or look at the camera): " --step "expect=Keep still" -- \
+        sh -c "pamtester $SVC alice authenticate; echo rc=\$?; $restored"
+    j=$(pty_field 'd["output"]')
+    [ "$PTY_RC" = 0 ] && grep -q 'rc=0' <<<"$j" && grep -q terminal-restored <<<"$j" && ! grep -q 'Password:' <<<"$j" &&
+        lt "$(pty_field 'd["matched"][0]["at"]')" 1.5 &&
+        ok "terminal: the password prompt at once ($(pty_field 'd["matched"][0]["at"]') s) beside the camera, guidance above it, success, terminal restored" ||
+        bad "terminal success: $(head -c 600 "$T/pty.json")"
+
+    daemon events_then_success
+    rm -f "$T/got_pw"
+    ptyrun --limit 20 --step "expect=(or look at the camera): " --step "sleep=0.5" --step "send=$TYPED_PW\r" -- \
+        sh -c "pamtester $SVC alice authenticate; echo rc=\$?; $restored"
+    j=$(pty_field 'd["output"]')
+    sleep 0.3
+    local closed
+    closed=$("$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    d=json.loads(l)
+    if "closed_after_s" in d: print(d["closed_after_s"])' "$T/requests")
+    got=$(cat "$T/got_pw" 2>/dev/null)
+    [ "$PTY_RC" = 0 ] && grep -q 'rc=0' <<<"$j" && [ "$got" = "$TYPED_PW" ] && ! grep -q 'Password:' <<<"$j" &&
+        [ -n "$closed" ] && lt "$closed" 1.5 && grep -q terminal-restored <<<"$j" && ! grep -qF "$TYPED_PW" <<<"$j" &&
+        ok "terminal: typing stops the camera (connection closed after $closed s), the password goes on as PAM_AUTHTOK, asked once, not echoed" ||
+        bad "terminal typing: closed '$closed', got '$got', $(head -c 600 "$T/pty.json")"
+    logged "outcome=stopped reason=password_typed" && logged "reason=typed_at_camera_prompt" &&
+        ok "terminal: 'stopped, password typed' logged" || bad "terminal typing: not logged"
+
+    rm -f "$T/got_pw"
+    ptyrun --limit 20 --step "expect=(or look at the camera): " --step "send=ab\x7fc\x15" --step "sleep=0.3" --step "send=$TYPED_PW\r" -- \
+        pamtester "$SVC" alice authenticate
+    got=$(cat "$T/got_pw" 2>/dev/null)
+    [ "$got" = "$TYPED_PW" ] && ok "terminal: erase and kill edit the line" || bad "terminal editing: got '$got'"
+
+    pw_service
+    daemon no_match
+    rm -f "$T/got_pw"
+    ptyrun --limit 20 --step "expect=(or look at the camera): " --step "expect=Face not recognised" --step "expect=Password: " --step "send=$TYPED_PW\r" -- \
+        sh -c "pamtester $SVC alice authenticate; echo rc=\$?"
+    j=$(pty_field 'd["output"]')
+    [ "$PTY_RC" = 0 ] && grep -q 'rc=0' <<<"$j" && [ "$(cat "$T/got_pw" 2>/dev/null)" = "$TYPED_PW" ] &&
+        ok "terminal: another face: 'Face not recognised', then the password module's prompt" || bad "terminal no_match: $(head -c 600 "$T/pty.json")"
+
+    pw_service intent=enter
+    daemon success
+    : >"$T/requests"
+    ptyrun --limit 20 --step "expect=(or press Enter to use your face): " --step "send=\r" --step "expect=(or look at the camera): " -- \
+        sh -c "pamtester $SVC alice authenticate; echo rc=\$?; $restored"
+    j=$(pty_field 'd["output"]')
+    [ "$PTY_RC" = 0 ] && grep -q 'rc=0' <<<"$j" && grep -q terminal-restored <<<"$j" && grep -q auth.authenticate "$T/requests" &&
+        ok "terminal with intent: Enter, then the camera with the password prompt beside it: success" || bad "terminal intent: $(head -c 600 "$T/pty.json")"
+    : >"$T/requests"; rm -f "$T/got_pw"
+    ptyrun --limit 20 --step "expect=(or press Enter to use your face): " --step "send=$TYPED_PW\r" -- \
+        sh -c "pamtester $SVC alice authenticate; echo rc=\$?"
+    j=$(pty_field 'd["output"]')
+    [ "$(cat "$T/got_pw" 2>/dev/null)" = "$TYPED_PW" ] && grep -q 'rc=0' <<<"$j" && ! grep -q auth.authenticate "$T/requests" && ! grep -q 'Password:' <<<"$j" &&
+        ok "terminal with intent: a password at the intent prompt, no camera, asked once" || bad "terminal intent password: $(head -c 600 "$T/pty.json")"
+
+    pw_service password=after
+    daemon slow_success
+    ptyrun --limit 20 --step "expect=Keep still" -- sh -c "pamtester $SVC alice authenticate; echo rc=\$?"
+    j=$(pty_field 'd["output"]')
+    grep -q 'rc=0' <<<"$j" && ! grep -q 'look at the camera)' <<<"$j" && ok "password=after: no prompt of the module's own on a terminal" || bad "password=after: $(head -c 400 "$T/pty.json")"
+
+    # Ctrl-C at the module's prompt (sudo catches SIGINT: poll() gets EINTR): back at once, terminal restored
+    if [ -x "$T/pam_driver" ]; then
+        echo "auth required $MODULE socket=$SOCK" >"/etc/pam.d/$SVC-req"
+        daemon hang
+        ptyrun --limit 20 -- sh -c "$T/pam_driver sigint $SVC-req; echo rc=\$?; $restored"
+        j=$(pty_field 'd["output"]')
+        grep -q 'rc=0' <<<"$j" && grep -q terminal-restored <<<"$j" && grep -q '(or look at the camera)' <<<"$j" &&
+            ok "terminal: Ctrl-C ends the attempt within 1 s and the terminal is restored" || bad "terminal Ctrl-C: $(head -c 600 "$T/pty.json")"
+    fi
+
+    # the typed password appears nowhere else
+    if ! grep -qF "$TYPED_PW" "$T/requests" && { [ -z "$SYSLOG" ] || ! grep -qF "$TYPED_PW" "$SYSLOG"; }; then
+        ok "the typed password is never sent to the daemon nor logged"
+    else
+        bad "the typed password leaked into the daemon's requests or the log"
+    fi
+
+    keyring_cases
+    stop_daemon
+}
+
+# The keyring secret: released to the stack after a success in a root process; stale after a
+# password change (removed, the person told); refused when the file is not root's alone or is
+# someone else's. Sealed here with systemd-creds and the host key (this machine has no TPM: the
+# module's own sealing refuses without one, tested last; the TPM path runs in Tests/system).
+keyring_cases() {
+    if ! command -v systemd-creds >/dev/null; then echo "skip keyring_cases (no systemd-creds)"; return 0; fi
+    local kuser=pambkr$$ kpw='Kr-Secret-9z' uid hash dir=/var/lib/biometricd-keyring made=0 cred
+    useradd -M -s /usr/sbin/nologin "$kuser" || { bad "keyring: useradd failed"; return 0; }
+    printf '%s:%s\n' "$kuser" "$kpw" | chpasswd
+    uid=$(id -u "$kuser")
+    [ -d "$dir" ] || { mkdir -m 0700 "$dir"; made=1; }
+    cred=$dir/$uid.cred
+    seal() { # user-in-text password
+        hash=$(getent shadow "$kuser" | cut -d: -f2)
+        printf 'biometricd-keyring v1\nuser %s\nuid %s\nshadow %s\npassword %s\n' "$1" "$uid" "$hash" \
+            "$(printf '%s' "$2" | od -An -tx1 -v | tr -d ' \n')" |
+            systemd-creds encrypt --with-key=host --name="biometricd-keyring-$uid" - "$cred" 2>/dev/null && chmod 600 "$cred"
+    }
+    if ! seal "$kuser" "$kpw"; then echo "skip keyring_cases (systemd-creds cannot encrypt here)"; userdel "$kuser"; return 0; fi
+    printf '%s' "$kpw" >"$T/expected_pw"
+    {
+        # as common-auth (pam-auth-update) and a greeter's file after it: the module, pam_deny,
+        # pam_permit, then pam_gnome_keyring's place
+        echo "auth [success=1 default=ignore] $MODULE socket=$SOCK keyring=yes"
+        echo "auth requisite pam_deny.so"
+        echo "auth required pam_permit.so"
+        echo "auth optional pam_exec.so quiet expose_authtok $T/check_pw.sh"
+    } >"$SVCFILE"
+    daemon success
+    rm -f "$T/got_pw"
+    pamtester "$SVC" "$kuser" authenticate </dev/null >"$T/out" 2>&1; RC=$?
+    [ "$RC" = 0 ] && [ "$(cat "$T/got_pw" 2>/dev/null)" = "$kpw" ] &&
+        ok "keyring: after a face success, the sealed login password is PAM_AUTHTOK for the next module (pam_gnome_keyring's place)" ||
+        bad "keyring release: rc $RC, got '$(cat "$T/got_pw" 2>/dev/null)', $(tr '\n' ' ' <"$T/out" | head -c 300)"
+    logged "keyring: login password handed to the stack" && ok "keyring: release logged (no secret)" || bad "keyring: release not logged"
+    { [ -z "$SYSLOG" ] || ! grep -qF "$kpw" "$SYSLOG"; } && ! grep -qF "$kpw" "$T/requests" && ok "keyring: the password is not logged nor sent to the daemon" || bad "keyring: the password leaked"
+    sed -i 's/keyring=yes/keyring=no/' "$SVCFILE"
+    rm -f "$T/got_pw"
+    pamtester "$SVC" "$kuser" authenticate </dev/null >"$T/out" 2>&1
+    [ ! -s "$T/got_pw" ] && ok "keyring=no: nothing released" || bad "keyring=no released '$(cat "$T/got_pw")'"
+    sed -i 's/keyring=no/keyring=yes/' "$SVCFILE"
+    chmod 640 "$cred"
+    rm -f "$T/got_pw"
+    pamtester "$SVC" "$kuser" authenticate </dev/null >"$T/out" 2>&1
+    [ ! -s "$T/got_pw" ] && logged "is not a root-only file" && ok "keyring: a secret readable by others is not used" || bad "keyring: mode 640 used"
+    chmod 600 "$cred"
+    seal bob "$kpw"
+    rm -f "$T/got_pw"
+    pamtester "$SVC" "$kuser" authenticate </dev/null >"$T/out" 2>&1
+    [ ! -s "$T/got_pw" ] && logged "not this user's or malformed" && ok "keyring: a secret naming another user is refused" || bad "keyring: another user's secret used"
+    seal "$kuser" "$kpw"
+    printf '%s:%s\n' "$kuser" 'Changed-Pw-1' | chpasswd
+    rm -f "$T/got_pw"
+    pamtester "$SVC" "$kuser" authenticate </dev/null >"$T/out" 2>&1; RC=$?
+    [ "$RC" = 0 ] && [ ! -s "$T/got_pw" ] && [ ! -e "$cred" ] && out_has "Your keyring stays locked: your password changed" &&
+        ok "keyring: password changed since sealing: the secret is removed and the person told (the login still succeeds)" ||
+        bad "keyring stale: rc $RC, cred $([ -e "$cred" ] && echo kept || echo removed), $(tr '\n' ' ' <"$T/out" | head -c 300)"
+    # chauthtok: a password change re-seals; with no TPM the module refuses to seal (host key
+    # alone would leave the password readable from a disk copy): removed, the person told.
+    seal "$kuser" 'Changed-Pw-1'
+    {
+        echo "password required pam_unix.so"
+        echo "password optional $MODULE"
+    } >"$SVCFILE"
+    printf 'New-Pw-22x\nNew-Pw-22x\n' | pamtester "$SVC" "$kuser" chauthtok >"$T/out" 2>&1; RC=$?
+    if [ -e /dev/tpmrm0 ]; then
+        [ "$RC" = 0 ] && [ -e "$cred" ] && ok "keyring: chauthtok re-sealed the secret (TPM)" || bad "keyring chauthtok with a TPM: rc $RC"
+    else
+        [ "$RC" = 0 ] && [ ! -e "$cred" ] && out_has "Face login will no longer open your keyring" &&
+            ok "keyring: chauthtok without a TPM: not re-sealed with the host key alone; removed, the person told" ||
+            bad "keyring chauthtok: rc $RC, cred $([ -e "$cred" ] && echo kept || echo removed), $(tr '\n' ' ' <"$T/out" | head -c 300)"
+    fi
+    rm -f "$cred"
+    [ "$made" = 1 ] && rmdir "$dir"
+    userdel "$kuser" 2>/dev/null
+    printf '%s' "$TYPED_PW" >"$T/expected_pw"
+}
+# ---------------------------------------------------------------------------------------------
 fuzz_cases() {
     local san="-fsanitize=address,undefined -fno-sanitize-recover=all"
     # shellcheck disable=SC2086
@@ -576,6 +870,7 @@ real_daemon_cases() {
 
 module_cases
 fake_daemon_cases
+desktop_cases
 fuzz_cases
 real_daemon_cases
 [ -n "${DOWN_S:-}" ] && echo "measured: daemon down ${DOWN_S} s, daemon hanging ${HANG_S:-?} s, timeout=2 with endless events ${FOREVER_S:-?} s, live face through the real daemon ${LIVE_S:-?} s"

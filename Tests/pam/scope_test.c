@@ -161,6 +161,31 @@ int main(void)
     pamb_log_escape("xxxxxxxxxx", out, 5);
     if (strcmp(out, "xxxx") == 0) passed++; else { failed++; printf("FAIL escape cap: %s\n", out); }
 
+    /* issue 36: a greeter's worker that sets no PAM_TTY before authenticating (greetd) */
+    f = alice_at_seat();
+    f.ruid = 0;
+    f.has_session = 0;
+    f.tty = NULL;
+    expect("root, no session, no terminal: not at the seat", &f, PAMB_SCOPE_NOT_AT_SEAT);
+    f.seat_shows_greeter = 1;
+    expect("root, no session, no terminal, the seat shows its login screen (greetd's worker)", &f, PAMB_SCOPE_RUN);
+    f.rhost = "192.0.2.7";
+    expect("... but a remote host is still remote", &f, PAMB_SCOPE_REMOTE);
+    f.rhost = NULL;
+    f.ruser_known = 1;
+    f.ruser_uid = 1002;
+    expect("... and another user's attempt still another's", &f, PAMB_SCOPE_OTHER_USER);
+    f = alice_at_seat();
+    f.seat_shows_greeter = 1;
+    f.session_active = 0;
+    expect("a greeter on the seat does not put a background user session at it", &f, PAMB_SCOPE_NOT_AT_SEAT);
+    f = alice_at_seat();
+    f.ruid = 0;
+    f.has_session = 1;
+    f.session_seat = "seat1";
+    f.seat_shows_greeter = 1;
+    expect("root in a session on another seat: not at this one", &f, PAMB_SCOPE_NOT_AT_SEAT);
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -65,7 +65,8 @@ if [ -z "$HELPER" ] && [ "${SANITIZE:-0}" = 1 ]; then
     HELPER=$T/biometricd-password-asan
     "${CC:-cc}" -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
         -Wall -Wextra -Werror -DBIOMETRICD_PASSWORD_HELPER -I"$REPO/Sources/PAM/include" -o "$HELPER" \
-        "$REPO/Sources/PAM/password_helper.c" "$REPO/Sources/PAM/bjson.c" -lpam -lsystemd -Wl,--no-as-needed -lcrypt \
+        "$REPO/Sources/PAM/password_helper.c" "$REPO/Sources/PAM/bjson.c" "$REPO/Sources/PAM/keyring.c" "$REPO/Sources/PAM/reply.c" \
+        -lpam -lsystemd -Wl,--no-as-needed -lcrypt \
         || { bad "sanitizer build"; finish; }
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
 elif [ -z "$HELPER" ]; then
@@ -200,6 +201,58 @@ check "bad request: no newline before EOF" "$(reason bad_request)" "$out" "$c0"
 c0=$(calls)
 out=$(as_user hold 2)
 check "bad request: nothing sent (client timeout 2 s)" "$(reason bad_request)" "$out" "$c0"
+
+# 4b. The keyring secret (issue 36): keyring.seal checks the password with PAM exactly as the
+# proof does, then seals it with systemd-creds and the TPM (host+tpm2) into
+# /var/lib/biometricd-keyring/UID.cred; without a TPM it refuses (the host key alone would leave
+# the password readable from a copy of the disk). No daemon call in any of them.
+KDIR=/var/lib/biometricd-keyring
+KMADE=0
+[ -d "$KDIR" ] || { mkdir -m 0700 "$KDIR"; KMADE=1; }
+KCRED=$KDIR/$(id -u "$TUSER").cred
+rm -f "$KCRED"
+kreq() { "$PY" -c 'import json,sys; print(json.dumps(dict(zip(sys.argv[1::2], sys.argv[2::2]))))' "$@"; }
+c0=$(calls)
+out=$(kreq op keyring.status user "$TUSER" | as_user raw)
+check "keyring.status, none sealed -> sealed:false" '^\{"ok":true,"sealed":false\}$' "$out" "$c0"
+out=$(kreq op keyring.seal user "$TUSER" password "${PW}x" | as_user raw)
+check "keyring.seal with a wrong password -> wrong_password" "$(reason wrong_password)" "$out" "$c0"
+[ ! -e "$KCRED" ] && ok "keyring.seal with a wrong password: nothing sealed" || bad "keyring: sealed after a wrong password"
+out=$(kreq op keyring.seal user root password "$PW" | as_user raw)
+check "keyring.seal for root asked by $TUSER -> not_your_user" "$(reason not_your_user)" "$out" "$c0"
+out=$(kreq op keyring.seal user "$TUSER" password "$PW" | as_user raw)
+if [ -e /dev/tpmrm0 ]; then
+    check "keyring.seal with the right password -> sealed" '^\{"ok":true,"sealed":true\}$' "$out" "$c0"
+    [ "$(stat -c '%U %a' "$KCRED" 2>/dev/null)" = "root 600" ] && ok "keyring: root's 0600 file" || bad "keyring file: $(stat -c '%U %a' "$KCRED" 2>&1)"
+else
+    check "keyring.seal with the right password and no TPM -> keyring_failed, says why" "$(reason keyring_failed).*no TPM 2.0" "$out" "$c0"
+    [ ! -e "$KCRED" ] && ok "keyring: nothing sealed without a TPM" || bad "keyring: sealed without a TPM"
+fi
+touch "$KCRED" && chmod 600 "$KCRED"
+out=$(kreq op keyring.status user "$TUSER" | as_user raw)
+check "keyring.status with one sealed -> sealed:true" '^\{"ok":true,"sealed":true\}$' "$out" "$c0"
+out=$(kreq op keyring.remove user root | as_user raw)
+check "keyring.remove of root's by $TUSER -> not_your_user" "$(reason not_your_user)" "$out" "$c0"
+out=$(kreq op keyring.remove user "$TUSER" | as_user raw)
+check "keyring.remove -> removed:true" '^\{"ok":true,"removed":true\}$' "$out" "$c0"
+[ ! -e "$KCRED" ] && ok "keyring.remove: the file is gone" || bad "keyring.remove left the file"
+out=$(kreq op keyring.remove user "$TUSER" | as_user raw)
+check "keyring.remove again -> removed:false" '^\{"ok":true,"removed":false\}$' "$out" "$c0"
+while IFS='|' read -r name body; do
+    body=${body//@U@/$TUSER}
+    body=${body//@N@/$NONCE}
+    out=$(printf '%s\n' "$body" | as_user raw)
+    check "bad request: $name" "$(reason bad_request)" "$out" "$c0"
+done <<'EOF'
+unknown op|{"op":"keyring.dump","user":"@U@"}
+op not a string|{"op":1,"user":"@U@","password":"p"}
+seal with a nonce|{"op":"keyring.seal","user":"@U@","nonce":"@N@","password":"p"}
+seal without a password|{"op":"keyring.seal","user":"@U@"}
+remove with a password|{"op":"keyring.remove","user":"@U@","password":"p"}
+duplicate op|{"op":"keyring.status","op":"keyring.seal","user":"@U@"}
+status with an extra member|{"op":"keyring.status","user":"@U@","x":"y"}
+EOF
+[ "$KMADE" = 1 ] && rm -rf "$KDIR"
 
 # 5. The daemon: down, stale socket, refusing, garbage, an event before the answer.
 daemon down

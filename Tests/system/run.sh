@@ -6,8 +6,12 @@
 # `systemctl reboot`, an upgrade with a schema migration, the logs, the TPM-sealed key (a fresh
 # swtpm state, then the original one again), apt remove and purge.
 #
-#   Tests/system/run.sh [DEB_DIR]      # as root; DEB_DIR holds biometricd_*_amd64.deb and
+#   Tests/system/run.sh [--scenario base|desktop] [DEB_DIR]
+#                                      # as root; DEB_DIR holds biometricd_*_amd64.deb and
 #                                      # biometricd-models_*_all.deb (default: the repository root)
+# Scenarios: base (default; the four boots above) and desktop (issue 36, Docs/system-test.md
+# "The desktop scenario": one boot with greetd, sudo, polkit, gnome-keyring installed and the PAM
+# files of gdm3, sddm, lightdm and swaylock as Debian ships them; Tests/system/guest/desktop.sh).
 # Environment:
 #   SYSTEST_CACHE    cache and work folder (default .build/system; git-ignored)
 #   SYSTEST_SHARED   the shared data folder (default ../shared next to the repository)
@@ -20,6 +24,9 @@ SCRIPT_VERSION=3          # bump when the image recipe below changes (part of th
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$HERE/../.." && pwd -P)
+SCENARIO=base
+if [ "${1:-}" = --scenario ]; then SCENARIO=${2:?--scenario needs base or desktop}; shift 2; fi
+case $SCENARIO in base|desktop) ;; *) echo "system: unknown scenario $SCENARIO (base, desktop)" >&2; exit 2 ;; esac
 DEBDIR=$(cd "${1:-$REPO}" && pwd -P)
 CACHE=${SYSTEST_CACHE:-$REPO/.build/system}
 SHARED=${SYSTEST_SHARED:-$REPO/../shared}
@@ -69,11 +76,19 @@ fi
 # of them each time; scripts/check-package.sh does that full resolution from a bare minbase).
 PKGS=(systemd systemd-sysv udev dbus linux-image-amd64 initramfs-tools kmod pamtester python3 v4l-utils
       procps sqlite3 util-linux login passwd e2fsprogs)
+# The desktop scenario: a real greetd (agreety), sudo, polkit with pkexec, gnome-keyring with its
+# PAM module, secret-tool, a user D-Bus (dbus-user-session), KWallet's PAM module (SDDM's and
+# greetd's stacks name it). GDM, SDDM, LightDM and swaylock need a GPU or a compositor: their PAM
+# files are taken from their .debs below.
+[ "$SCENARIO" = desktop ] && PKGS+=(greetd sudo polkitd pkexec gnome-keyring libpam-gnome-keyring libsecret-tools
+                                   dbus-user-session libpam-kwallet5 libpam-systemd)
 # (Depends and Recommends: apt installs recommends by default; our own packages left out.)
 DEPS=$({ dpkg-deb -f "$DEB" Depends; echo ,; dpkg-deb -f "$DEB" Recommends; } | tr ',' '\n' \
     | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' | grep -v '^$' | grep -v '^biometricd' | sort -u | paste -sd' ')
 KEY=$(printf '%s\n' "$SCRIPT_VERSION" "${PKGS[*]}" "$DEPS" | sha256sum | cut -c1-16)
-BASE=$CACHE/system-base-$KEY.tar
+PREFIX=system-base
+[ "$SCENARIO" = desktop ] && PREFIX=system-desktop-base
+BASE=$CACHE/$PREFIX-$KEY.tar
 mkdir -p "$CACHE/apt-archives/partial"
 if [ ! -s "$BASE" ]; then
     sources=$("$REPO/scripts/bookworm-sources.sh" "$CACHE" system) || die "no bookworm entry in /etc/apt/sources.list or /etc/apt/sources.list.d"
@@ -87,12 +102,13 @@ if [ ! -s "$BASE" ]; then
         --customize-hook="cp -n \"\$1\"/var/cache/apt/archives/*.deb $CACHE/apt-archives/ 2>/dev/null || true; rm -f \"\$1\"/var/cache/apt/archives/*.deb" \
         bookworm "$BASE.part" "$sources" >&2 || die "mmdebstrap failed"
     mv "$BASE.part" "$BASE"
-    for old in "$CACHE"/system-base-*.tar; do [ "$old" = "$BASE" ] || rm -f "$old"; done
+    for old in "$CACHE"/$PREFIX-*.tar; do [ "$old" = "$BASE" ] || rm -f "$old"; done
 fi
 part "base image (cached: $(basename "$BASE"))"
 
 # ---- 2. this run's image: the .debs installed with apt, users, test wiring ----------------------
 WORK=$CACHE/run
+[ "$SCENARIO" = desktop ] && WORK=$CACHE/run-desktop
 SHARE=$WORK/share
 rm -rf --one-file-system "$WORK/root"
 rm -rf "$SHARE" "$WORK"/*.img "$WORK"/tpm-* "$WORK"/console-*.log
@@ -101,6 +117,37 @@ ROOT=$WORK/root
 tar -C "$ROOT" -xf "$BASE"
 install -d "$ROOT/tmp/debs"
 cp "$DEB" "$MDEB" "$ROOT/tmp/debs/"
+if [ "$SCENARIO" = desktop ]; then
+    # The PAM files of gdm3, sddm, lightdm and swaylock (not installable without a GPU or a
+    # compositor) from their .debs (apt-get download on this host, cached), and the sha256 of every
+    # desktop package's PAM files as shipped, for the guest to compare (pam-shipped.sha256).
+    DDEBS=$CACHE/desktop-debs
+    mkdir -p "$DDEBS"
+    # installed ones: the very version in the image
+    ( cd "$DDEBS" && for p in gdm3 sddm lightdm swaylock greetd login sudo util-linux polkitd libpam-runtime; do
+          v=$(dpkg-query --admindir="$ROOT/var/lib/dpkg" -W -f='${Version}' "$p" 2>/dev/null || true)
+          if [ -n "$v" ]; then
+              ls "$p"_"${v#*:}"_*.deb >/dev/null 2>&1 || { rm -f "$p"_*.deb; apt-get download "$p=$v" >&2; } || exit 1
+          else
+              ls "$p"_*.deb >/dev/null 2>&1 || apt-get download "$p" >&2 || exit 1
+          fi
+      done ) || die "apt-get download of the desktop packages failed"
+    rm -rf "$DDEBS/x" "$ROOT/tmp/debs/pam.d"
+    mkdir -p "$DDEBS/x" "$ROOT/tmp/debs/pam.d"
+    : > "$DDEBS/pam-shipped.sha256"
+    for d in "$DDEBS"/*.deb; do
+        p=$(basename "$d"); p=${p%%_*}
+        dpkg-deb -x "$d" "$DDEBS/x/$p"
+        for f in "$DDEBS/x/$p"/etc/pam.d/* "$DDEBS/x/$p"/usr/lib/pam.d/*; do
+            [ -f "$f" ] || continue
+            rel=${f#"$DDEBS/x/$p"}
+            (cd "$DDEBS/x/$p" && sha256sum ".$rel") >> "$DDEBS/pam-shipped.sha256"
+            case $p in gdm3|sddm|lightdm|swaylock) cp "$f" "$ROOT/tmp/debs/pam.d/" ;; esac
+        done
+    done
+    touch "$ROOT/tmp/debs/desktop"
+    cp "$HERE/guest/session-agent.sh" "$ROOT/tmp/debs/"
+fi
 cat > "$ROOT/tmp/debs/install.sh" <<'INSTALL'
 #!/bin/bash
 set -euo pipefail
@@ -115,6 +162,27 @@ grep -E '^(Need to get|After this operation|[0-9]+ upgraded)' install.log || tru
 for u in admin alice bob carol; do useradd -m -s /bin/bash "$u"; done
 usermod -a -G biometric-admin admin
 printf '%s\n' root:root-pw-1 admin:admin-pw-1 alice:alice-pw-1 bob:bob-pw-1 carol:carol-pw-1 | chpasswd
+# vivid stands in for a camera sensor here: a virtual capture device, which the login path
+# refuses by default since issue 33 (refuse_virtual_cameras = pam). Test wiring only.
+printf '\n# system test: vivid stands in for a real camera\nrefuse_virtual_cameras = no\n' >> /etc/biometricd/biometricd.conf
+if [ -e /tmp/debs/desktop ]; then
+    # alice may use sudo and is an admin identity for polkit (Debian's rule: group sudo)
+    usermod -a -G sudo alice
+    # greetd with agreety on tty1, started by the test (not at boot); the session is the test's agent
+    install -m 0755 /tmp/debs/session-agent.sh /usr/local/bin/systest-session
+    printf '[terminal]\nvt = 1\n\n[default_session]\ncommand = "/usr/sbin/agreety --cmd /usr/local/bin/systest-session"\nuser = "_greetd"\n' > /etc/greetd/config.toml
+    systemctl disable greetd.service >/dev/null 2>&1 || true
+    rm -f /etc/systemd/system/display-manager.service
+    systemctl mask getty@tty1.service >/dev/null 2>&1
+    # the lid is read (LidClosed), not acted on (the test suspends through logind itself)
+    mkdir -p /etc/systemd/logind.conf.d
+    printf '[Login]\nHandleLidSwitch=ignore\nHandleLidSwitchExternalPower=ignore\nHandleLidSwitchDocked=ignore\n' > /etc/systemd/logind.conf.d/systest.conf
+    # Under TCG a face attempt with the second network takes 60-100 s on a loaded host: the
+    # desktop scenario tests the PAM stacks, not the face networks (Docs/face.md has those).
+    printf 'face_second_network = off\n' >> /etc/biometricd/biometricd.conf
+    # the PAM files of the desktops that cannot run here, exactly as their packages ship them
+    cp -n /tmp/debs/pam.d/* /etc/pam.d/
+fi
 dpkg-query -W biometricd biometricd-models
 INSTALL
 chmod +x "$ROOT/tmp/debs/install.sh"
@@ -194,17 +262,66 @@ frames tony-enrol2 "$T/Tony_Blair_0048.jpg" "$T/Tony_Blair_0053.jpg"
 frames tony-same "$T/Tony_Blair_0064.jpg"
 frames other "$LFW/Silvio_Berlusconi/Silvio_Berlusconi_0006.jpg"
 mkdir -p "$SHARE/frames"
-cp "$FR"/*.YUYV "$SHARE/frames/"
+if [ "$SCENARIO" = desktop ]; then
+    # nobody in view (a grey wall) and a covered camera (black), for kde-face and the dark check
+    for g in grey:128 black:0; do
+        python3 -c 'import sys; open(sys.argv[1], "wb").write(b"P5 640 480 255\n" + bytes([int(sys.argv[2])]) * (640 * 480))' \
+            "$FR/${g%%:*}.pgm" "${g#*:}"
+        frames "${g%%:*}" "$FR/${g%%:*}.pgm"
+    done
+    cp "$FR"/tony-same.YUYV "$FR"/other.YUYV "$FR"/grey.YUYV "$FR"/black.YUYV "$SHARE/frames/"
+else
+    cp "$FR"/tony-enrol2.YUYV "$FR"/tony-same.YUYV "$FR"/other.YUYV "$SHARE/frames/"
+fi
 cp "$TOOLS/vout" "$SHARE/vout"
-cp "$HERE/guest/phases.sh" "$HERE/guest/ptydrive.py" "$SHARE/"
+if [ "$SCENARIO" = desktop ]; then
+    cp "$HERE/guest/desktop.sh" "$SHARE/phases.sh"
+    cp "$HERE/guest/typeon.py" "$REPO/Tests/pam/ptyrun.py" "$CACHE/desktop-debs/pam-shipped.sha256" "$SHARE/"
+    if [ ! -x "$TOOLS/lidswitch" ] || [ "$HERE/tools/lidswitch.c" -nt "$TOOLS/lidswitch" ]; then
+        gcc -O2 -Wall -o "$TOOLS/lidswitch" "$HERE/tools/lidswitch.c" || die "cannot build lidswitch"
+    fi
+    cp "$TOOLS/lidswitch" "$SHARE/"
+    # alice's face templates, made on this host with the package's own daemon (face.extract of the
+    # enrolment photos LFW Tony_Blair 0048 + 0053), cached per .deb: face.add in the guest instead
+    # of a camera enrolment under TCG (the base scenario enrols through the camera).
+    TPL=$CACHE/desktop-templates-$(sha256sum "$DEB" | cut -c1-16).json
+    if [ ! -s "$TPL" ]; then
+        HP=$CACHE/hostpkg; rm -rf "$HP"; mkdir -p "$HP/state"
+        dpkg-deb -x "$DEB" "$HP/root" && dpkg-deb -x "$MDEB" "$HP/root" || die "cannot unpack the .debs for the templates"
+        "$HP/root/usr/sbin/biometricd" --socket "$HP/b.sock" --state-dir "$HP/state" --models "$HP/root/usr/share/biometricd/models" \
+            --camera "replay:$T/Tony_Blair_0048.jpg" > "$HP/daemon.log" 2>&1 &
+        HPID=$!
+        for _ in $(seq 300); do [ -S "$HP/b.sock" ] && break; sleep 0.1; done
+        python3 - "$HP/b.sock" "$TPL" "$T/Tony_Blair_0048.jpg" "$T/Tony_Blair_0053.jpg" <<'PY' || { kill $HPID; die "face.extract on the host failed: $(tail -3 "$HP/daemon.log")"; }
+import base64, json, socket, sys
+out = []
+for i, path in enumerate(sys.argv[3:]):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(120); s.connect(sys.argv[1])
+    s.sendall((json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "face.extract",
+                           "params": {"image": base64.b64encode(open(path, "rb").read()).decode()}}) + "\n").encode())
+    for line in s.makefile("r"):
+        m = json.loads(line)
+        if m.get("id") == i + 1:
+            if "error" in m: sys.exit("face.extract: %s" % m["error"])
+            out.append(m["result"]["template"]); break
+json.dump(out, open(sys.argv[2], "w"))
+PY
+        kill $HPID; wait $HPID 2>/dev/null || true
+        rm -rf "$HP"
+    fi
+    cp "$TPL" "$SHARE/alice-templates.json"
+else
+    cp "$HERE/guest/phases.sh" "$SHARE/"
+fi
+cp "$HERE/guest/ptydrive.py" "$SHARE/"
 cp "$REPO/Tests/hil/guest/rpc.py" "$SHARE/rpc.py"
-# The upgrade: the same package with its version bumped (same binaries and maintainer scripts,
-# version V+systest1), repacked with dpkg-deb; cached per .deb.
+# The upgrade (base scenario): the same package with its version bumped (same binaries and
+# maintainer scripts, version V+systest1), repacked with dpkg-deb; cached per .deb.
 VERSION=$(dpkg-deb -f "$DEB" Version)
 UPV=$VERSION+systest1
 UPDEB=$CACHE/upgrade/biometricd_${UPV}_amd64.deb
 DEBSUM=$(sha256sum "$DEB" | cut -c1-16)
-if [ ! -s "$UPDEB" ] || [ "$(cat "$CACHE/upgrade/source.sha256" 2>/dev/null)" != "$DEBSUM" ]; then
+if [ "$SCENARIO" = base ] && { [ ! -s "$UPDEB" ] || [ "$(cat "$CACHE/upgrade/source.sha256" 2>/dev/null)" != "$DEBSUM" ]; }; then
     rm -rf "$CACHE/upgrade"; mkdir -p "$CACHE/upgrade"
     dpkg-deb -R "$DEB" "$CACHE/upgrade/tree"
     sed -i "s/^Version: .*/Version: $UPV/" "$CACHE/upgrade/tree/DEBIAN/control"
@@ -212,7 +329,7 @@ if [ ! -s "$UPDEB" ] || [ "$(cat "$CACHE/upgrade/source.sha256" 2>/dev/null)" !=
     rm -rf "$CACHE/upgrade/tree"
     echo "$DEBSUM" > "$CACHE/upgrade/source.sha256"
 fi
-cp "$UPDEB" "$SHARE/upgrade.deb"
+[ "$SCENARIO" = base ] && cp "$UPDEB" "$SHARE/upgrade.deb"
 cat > "$SHARE/env.sh" <<ENV
 VERSION='$VERSION'
 UPV='$UPV'
@@ -231,7 +348,19 @@ start_tpm() {  # DIR
     die "swtpm did not start (log: $1/swtpm.log)"
 }
 stop_tpm() { [ -n "$SWTPM_PID" ] && { kill "$SWTPM_PID" 2>/dev/null; wait "$SWTPM_PID" 2>/dev/null || true; }; SWTPM_PID=""; }
-trap 'stop_tpm' EXIT
+trap 'stop_tpm; [ -n "$WAKER" ] && kill $WAKER 2>/dev/null' EXIT
+WAKER=""
+waker() {  # the desktop scenario's suspend: system_wakeup over QMP 15 s after the guest asks
+    while sleep 1; do
+        [ -e "$SHARE/suspend-request" ] || continue
+        sleep 15
+        rm -f "$SHARE/suspend-request"
+        python3 -c 'import json,socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f=s.makefile("rw")
+f.readline(); f.write(json.dumps({"execute":"qmp_capabilities"})+"\n"); f.flush(); f.readline()
+f.write(json.dumps({"execute":"system_wakeup"})+"\n"); f.flush(); print(f.readline().strip())' "$WORK/qmp.sock" >> "$WORK/waker.log" 2>&1
+    done
+}
 boot() {  # NAME TPMDIR LIMIT: one qemu run until the guest powers off (reboots inside it included)
     local name=$1 tpm=$2 limit=$3 rc=0 console=/dev/null
     [ -n "${SYSTEST_VERBOSE:-}" ] && console=/dev/stderr
@@ -243,6 +372,7 @@ boot() {  # NAME TPMDIR LIMIT: one qemu run until the guest powers off (reboots 
         -drive file="$DISK",format=raw,if=virtio \
         -virtfs local,path="$SHARE",mount_tag=systest,security_model=none,id=systest \
         -chardev socket,id=chrtpm,path="$tpm/ctrl.sock" -tpmdev emulator,id=tpm0,chardev=chrtpm -device tpm-tis,tpmdev=tpm0 \
+        -qmp unix:"$WORK/qmp.sock",server=on,wait=off -global PIIX4_PM.disable_s3=0 \
         < /dev/null > >(tee "$WORK/console-$name.log" > "$console") 2>&1 || rc=$?
     stop_tpm
     [ $rc -eq 0 ] || say "qemu ($name) ended with $rc (124: the limit of ${limit}s)"
@@ -263,12 +393,22 @@ hostcheck() {  # STATUS NAME DETAIL
     echo "$1 $2 0 $3" >> "$SHARE/results.txt"
 }
 
+if [ "$SCENARIO" = desktop ]; then
+    echo d1 > "$SHARE/state"
+    waker & WAKER=$!
+    boot desktop "$WORK/tpm-d" 3000 || true
+    kill $WAKER 2>/dev/null; wait $WAKER 2>/dev/null || true
+    [ "$(state)" = done ] || hostcheck FAIL vm-boot-desktop "the guest did not finish the desktop phase (state $(state)); see $WORK/console-desktop.log"
+    part "VM boot (desktop: greetd, sudo, polkit, keyring, per-service PAM, lid, suspend)"
+fi
 # Boots 1 and 2: one qemu; the guest's `systemctl reboot` restarts it (no -no-reboot).
-echo 1 > "$SHARE/state"
+[ "$SCENARIO" = base ] && echo 1 > "$SHARE/state"
+if [ "$SCENARIO" = base ]; then
 boot "1-2" "$WORK/tpm-a" 1500 || true
 [ "$(state)" = 3 ] || hostcheck FAIL vm-boot-1-2 "the guest did not finish phases 1 and 2 (state $(state)); see $WORK/console-1-2.log"
 part "VM boots 1+2 (install checks, socket activation, access, PAM, reboot, upgrade, logs)"
-if [ "$(state)" = 3 ]; then
+fi
+if [ "$SCENARIO" = base ] && [ "$(state)" = 3 ]; then
     SUMS_BEFORE=$(disk_sums)
     boot 3 "$WORK/tpm-fresh" 400 || true
     SUMS_AFTER=$(disk_sums)

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-login.h>
+#include <systemd/sd-bus.h>
 #include <stdlib.h>
 #include <malloc.h>
 
@@ -28,6 +29,63 @@ static inline int csd_seat_active_uid(const char *seat, uint32_t *uid) {
     if (r < 0) return r;
     *uid = (uint32_t)owner;
     return 0;
+}
+
+/// logind's LidClosed (org.freedesktop.login1.Manager): 1 closed, 0 open, a negative errno when
+/// it cannot be read (no system bus, no logind). One short system-bus connection per call.
+static inline int csd_lid_closed(void) {
+    sd_bus *bus = NULL;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    int closed = 0;
+    int r = sd_bus_open_system(&bus);
+    if (r < 0) return r;
+    r = sd_bus_get_property_trivial(bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+                                    "org.freedesktop.login1.Manager", "LidClosed", &error, 'b', &closed);
+    sd_bus_error_free(&error);
+    sd_bus_flush_close_unref(bus);
+    return r < 0 ? r : (closed ? 1 : 0);
+}
+
+/// logind's PrepareForSleep signal, watched on a system-bus connection of its own (one thread
+/// blocks in csd_sleep_wait). `state`: set by the match callback to 1 (going to sleep) or 2
+/// (resumed).
+typedef struct csd_sleep_watch { sd_bus *bus; int state; } csd_sleep_watch;
+
+static inline int csd_sleep_callback(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+    (void)error;
+    int start = 0;
+    if (sd_bus_message_read(m, "b", &start) >= 0) ((csd_sleep_watch *)userdata)->state = start ? 1 : 2;
+    return 0;
+}
+
+/// Connects and subscribes. 0, or a negative errno (no system bus).
+static inline int csd_sleep_open(csd_sleep_watch *w) {
+    w->bus = NULL;
+    w->state = 0;
+    int r = sd_bus_open_system(&w->bus);
+    if (r < 0) return r;
+    r = sd_bus_match_signal(w->bus, NULL, "org.freedesktop.login1", "/org/freedesktop/login1",
+                            "org.freedesktop.login1.Manager", "PrepareForSleep", csd_sleep_callback, w);
+    if (r < 0) { w->bus = sd_bus_flush_close_unref(w->bus); return r; }
+    return 0;
+}
+
+/// Waits up to `timeout_usec` for the next PrepareForSleep: 1 going to sleep, 2 resumed, 0 none
+/// in time, a negative errno when the connection is gone.
+static inline int csd_sleep_wait(csd_sleep_watch *w, uint64_t timeout_usec) {
+    for (;;) {
+        int r = sd_bus_process(w->bus, NULL);
+        if (r < 0) return r;
+        if (w->state != 0) { int s = w->state; w->state = 0; return s; }
+        if (r > 0) continue;
+        r = sd_bus_wait(w->bus, timeout_usec);
+        if (r < 0) return r;
+        if (r == 0) return 0;
+    }
+}
+
+static inline void csd_sleep_close(csd_sleep_watch *w) {
+    if (w->bus) w->bus = sd_bus_flush_close_unref(w->bus);
 }
 
 /// Not systemd, but the same place in the service's life: glibc's malloc_trim, which hands freed

@@ -20,6 +20,8 @@ struct AuthMethods: MethodGroup {
     let finger: FingerMethods
     /// Account-password proofs under way (auth.password.begin → root helper → auth.password.proven).
     let proofs: PasswordProofs
+    /// Whether the lid is closed (logind): a face attempt on a camera in the lid is skipped.
+    var lid: LidSensor = .logind
 
     func register(in table: inout MethodTable) {
         // A change to the user's factors: fresh authentication, or the old PIN passed in this
@@ -138,7 +140,8 @@ struct AuthMethods: MethodGroup {
             var context = context
             context.startedByOtherUser = p.otherUser == true
             let run = try await authenticate(user: p.user, override: factors, pin: p.pin,
-                                             camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context)
+                                             camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context,
+                                             requireArrival: p.requireArrival == true)
             await auth.holdReply()
             return run.wire
         }
@@ -213,7 +216,8 @@ struct AuthMethods: MethodGroup {
     /// (unknown user, nothing enrolled, everything locked).
     /// `forceLiveness`: liveness on whatever the user's policy says (the FIDO authenticator's UV).
     func authenticate(user: String, override: [Factor]?, pin: String?, camera: String?, timeoutMs: Int,
-                      context: CallContext, forceLiveness: Bool = false) async throws -> AuthenticationRun
+                      context: CallContext, forceLiveness: Bool = false, requireArrival: Bool = false) async throws
+        -> AuthenticationRun
     {
         let started = monotonicNanoseconds()
         guard let record = try store.user(named: user), let userPolicy = try store.policy(user: user) else {
@@ -240,10 +244,17 @@ struct AuthMethods: MethodGroup {
                 do {
                     switch factor {
                     case .face:
+                        // A closed lid hides the built-in camera: skipped at once, not after the
+                        // time-out (issue 36). A camera on a removable USB port (docked) still runs.
+                        if lid.read() == true, face.sessions.cameras.inLid(camera, for: .face) == true {
+                            logger.info("auth.authenticate \(LogText(user)): the lid is closed: the face camera in it is skipped")
+                            return .error(.other, code: ErrorReason.noCamera.code, reason: ErrorReason.noCamera.rawValue,
+                                          message: "the lid is closed: the camera in it cannot see you")
+                        }
                         let params = FaceVerifyParams(user: user, camera: camera, mode: live ? .liveness : .image,
                                                       timeoutMs: min(300_000, remainingMs))
                         context.run.judged(floors.judge(params.captureAsk, isAdmin: false, livenessRequired: live))
-                        let (r, proven) = try await face.verify(params, context)
+                        let (r, proven) = try await face.verify(params, context, requireArrival: requireArrival)
                         guard r.match else {
                             return .failed(message: "the face did not match (score \(r.score))", score: r.score, retriesLeft: nil)
                         }

@@ -59,7 +59,9 @@ extension FaceMethods {
     /// once, under the calling method's declaration (face.verify's own, or auth.authenticate's
     /// when it runs the face factor); the camera's trust comes from the lease, the floors'
     /// judgement from the table (or from auth.authenticate for its own factors).
-    func verify(_ p: FaceVerifyParams, _ context: CallContext) async throws -> (result: FaceVerifyResult, proven: Bool) {
+    func verify(_ p: FaceVerifyParams, _ context: CallContext, requireArrival: Bool = false) async throws
+        -> (result: FaceVerifyResult, proven: Bool)
+    {
         // The models may still be loading (a daemon socket activation just started): the camera
         // opens meanwhile and the session is made once they are in (runFace(loading:)).
         try face.requireModelsInstalled()
@@ -77,7 +79,8 @@ extension FaceMethods {
             run = try await sessions.runFace(
                 loading: { [face] in try await face.pipeline() }, limitMs: FaceCaptureOptions.timeoutMs(p.capture.timeoutMs),
                 session: { [self] pipeline in
-                    let settings = try authenticationSettings(p.capture, peer, pipeline: pipeline)
+                    var settings = try authenticationSettings(p.capture, peer, pipeline: pipeline)
+                    settings.requireArrival = requireArrival
                     return FaceVerification(settings, references: references, calibration: calibration, startedAt: started,
                                             secondNetwork: pipeline.models.hasRecognizer)
                 },

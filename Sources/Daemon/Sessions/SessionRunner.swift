@@ -52,7 +52,8 @@ extension CameraSessions {
             var prefetched: Task<(Frame, FaceObservation), any Error>?
             defer { prefetched?.cancel() }
             while true {
-                let frame: Frame, observation: FaceObservation
+                let frame: Frame
+                var observation: FaceObservation
                 if let ahead = prefetched {
                     (frame, observation) = try await ahead.value
                     prefetched = nil
@@ -62,6 +63,7 @@ extension CameraSessions {
                     observation = try await pipeline.analyze(frame, tracker: tracker)
                 }
                 if timing.firstFrame == nil { timing.firstFrame = monotonicNanoseconds() }
+                if observation.box == nil { observation.frameBrightness = frame.meanBrightness }
                 var step = session.observe(observation, at: frame.timestampNs)
                 if case .needTemplate = step {
                     tracker.target = session.poseTarget

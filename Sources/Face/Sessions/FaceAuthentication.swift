@@ -18,6 +18,11 @@ public struct FaceAuthenticationSettings: Sendable {
     /// Challenge-response liveness: the moves to ask for (nil: not challenge mode).
     public var challenge: [ChallengeLiveness.Action]?
     public var challengeStepTimeoutMs = 5000
+    /// A face already in view when the attempt began does not count (a lock screen whose face
+    /// service starts when the screen locks, issue 36): no frame is judged until the camera has
+    /// seen nobody for `FaceArrival.absenceMs` over `FaceArrival.absenceFrames` frames; then the
+    /// face that arrives is judged as usual.
+    public var requireArrival = false
 
     public init(liveness: Bool, matchingThreshold: Double, qualityThreshold: Int, livenessThreshold: Int, blinkTimeoutMs: Int,
                 timeoutMs: Int, livenessMode: LivenessMode = .blink, challenge: [ChallengeLiveness.Action]? = nil,
@@ -33,6 +38,20 @@ public struct FaceAuthenticationSettings: Sendable {
         self.challenge = challenge
         self.challengeStepTimeoutMs = challengeStepTimeoutMs
     }
+}
+
+/// What "a face that arrives" and "a camera that cannot see" mean, in frames and time.
+public enum FaceArrival {
+    /// Nobody in view for this long (and `absenceFrames` frames) before a face counts as new.
+    public static let absenceMs: UInt64 = 1000
+    public static let absenceFrames = 2
+    /// Frames whose mean grey level is below this (0–255) and that show no face are dark: a
+    /// covered lens, a closed lid, an IR emitter that is off (`authctl doctor`'s limit).
+    public static let darkBrightness = 25.0
+    /// Only dark frames, and no face, for this long and this many frames from the start: the
+    /// camera cannot see anybody, and the attempt ends at once instead of at its time-out.
+    public static let darkMs: UInt64 = 1500
+    public static let darkFrames = 3
 }
 
 /// How a verify or identify capture ended.
@@ -66,11 +85,21 @@ struct FaceAuthentication: Sendable {
     private var frame: (observation: FaceObservation, ns: UInt64, live: Bool)?
     /// The last frame's feedback (reported if the session ends without a good frame).
     private var lastFeedback: [Feedback] = []
+    /// `requireArrival`: whether the face in view may be judged (nobody was seen first), and
+    /// the absence seen so far.
+    private var arrived: Bool
+    private var absentSince: UInt64?
+    private var absentFrames = 0
+    /// Dark frames without a face since the start (nil once anything else was seen).
+    private var darkSince: UInt64?
+    private var darkFrames = 0
+    private var onlyDark = true
 
     init(_ settings: FaceAuthenticationSettings, startedAt: UInt64) {
         self.settings = settings
         deadlineNs = startedAt + UInt64(max(0, settings.timeoutMs)) * 1_000_000
         replayCue = ReplayCue()
+        arrived = !settings.requireArrival
         liveness = FaceLivenessCheck(livenessThreshold: settings.livenessThreshold, mode: settings.livenessMode,
                                      challenge: settings.challenge, stepTimeoutMs: settings.challengeStepTimeoutMs)
     }
@@ -79,8 +108,31 @@ struct FaceAuthentication: Sendable {
     /// wanted; `restarted` is set when another face took over (the wrapper forgets its matches).
     mutating func observe(_ observation: FaceObservation, at now: UInt64, restarted: inout Bool) -> Result<Bool, FaceFailure> {
         let s = settings
-        if observation.box != nil { sawFace = true }
         lastFeedback = observation.feedback
+        // A camera that cannot see anybody (only dark frames from the start): said at once.
+        if onlyDark, observation.box == nil, let b = observation.frameBrightness, b < FaceArrival.darkBrightness {
+            darkSince = darkSince ?? now
+            darkFrames += 1
+            if darkFrames >= FaceArrival.darkFrames, now - darkSince! >= FaceArrival.darkMs * 1_000_000 {
+                return .failure(.lowQuality(threshold: s.qualityThreshold, feedback: [.tooDark], enrolling: false))
+            }
+        } else {
+            onlyDark = false
+        }
+        // A face must arrive: until nobody has been in view for a while, no frame counts.
+        if !arrived {
+            if observation.box == nil {
+                absentSince = absentSince ?? now
+                absentFrames += 1
+                arrived = absentFrames >= FaceArrival.absenceFrames && now - absentSince! >= FaceArrival.absenceMs * 1_000_000
+            } else {
+                absentSince = nil
+                absentFrames = 0
+            }
+            frame = (observation, now, false)
+            return .success(false)
+        }
+        if observation.box != nil { sawFace = true }
         if observation.trackRestarted {
             // Another face: keep-still, blink and the attempt's frames must all come from one
             // tracked face, so they start again (image mode: the frames).

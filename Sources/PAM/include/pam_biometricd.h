@@ -87,6 +87,7 @@ struct pamb_scope_facts {
     unsigned session_uid;      /* its owner */
     const char *seat;          /* the camera's seat (seat= option) */
     int other_users_allowed;   /* other_users=allow */
+    int seat_shows_greeter;    /* logind: the camera's seat's active session is a greeter's (a login screen is up) */
 };
 
 enum pamb_scope {
@@ -108,6 +109,109 @@ void pamb_log_escape(const char *in, char *out, size_t cap);
  * the administrator allowed: the daemon accepts it from root only and never counts it). */
 int pamb_build_request_ex(char *buf, size_t cap, long id, const char *user, const char *factors,
                           const char *camera, long timeout_ms, int other_user);
+
+
+/* auth.authenticate with every option the module sends. */
+struct pamb_request {
+    long id;
+    const char *user;
+    const char *factors;    /* NULL: the user's policy */
+    const char *camera;     /* NULL: the daemon's choice */
+    long timeout_ms;
+    int other_user;         /* another user's attempt the administrator allowed (never counted) */
+    int require_arrival;    /* a face already in view at the start does not count (lock screens) */
+};
+int pamb_build_auth_request(char *buf, size_t cap, const struct pamb_request *r);
+
+/* user.get for `user` (what the module asks before an intent prompt: is there anything to use?). */
+int pamb_build_user_get(char *buf, size_t cap, long id, const char *user);
+
+/* What user.get said. */
+struct pamb_enrolment {
+    int face;    /* face templates, and face in the policy */
+    int finger;  /* finger templates, and finger in the policy */
+};
+/* Classifies the answer to user.get id `expect_id` for `user`: 1 a result (e filled), 0 an error
+ * (not enrolled, refused), -1 garbage; PAMB_CONTINUE-like lines (events) give 2: keep reading. */
+int pamb_parse_user_get(const char *line, size_t len, long expect_id, const char *user, struct pamb_enrolment *e);
+
+/* ---- What the module does per PAM service (profile.c) ----------------------------------- */
+
+#define PAMB_DEFAULT_TIMEOUT_S 10
+#define PAMB_MAX_INTENT_WORD 16
+/* Longest password the module reads itself (PAM_MAX_RESP_SIZE is 512). */
+#define PAMB_MAX_PASSWORD 511
+
+enum pamb_kind {
+    PAMB_KIND_OTHER = 0,
+    PAMB_KIND_LOGIN,      /* a console login (login): root, on a terminal */
+    PAMB_KIND_ELEVATION,  /* sudo, su, polkit-1: the user asks for more rights */
+    PAMB_KIND_GREETER,    /* a login screen: root, one conversation */
+    PAMB_KIND_FACE_ONLY,  /* a face-only service run beside the password one (gdm-face, kde-face) */
+    PAMB_KIND_LOCK        /* a screen locker, run as the user */
+};
+enum pamb_intent { PAMB_INTENT_NONE = 0, PAMB_INTENT_ENTER, PAMB_INTENT_WORD };
+
+struct pamb_behaviour {
+    enum pamb_kind kind;
+    enum pamb_intent intent;
+    char intent_word[PAMB_MAX_INTENT_WORD + 1];
+    int parallel;            /* on a terminal: the password prompt while the camera runs */
+    int require_arrival;     /* the face must come into view after the attempt began */
+    int keyring;             /* hand the sealed login password on after a success (root logins) */
+    long timeout_s;
+    int other_users_allowed;
+    int known;               /* the service is in the table */
+};
+
+/* The built-in defaults of `service` (NULL or unknown: "other"). */
+void pamb_service_defaults(const char *service, struct pamb_behaviour *b);
+const char *pamb_kind_name(enum pamb_kind kind);
+/* Applies a behaviour option (intent=, password=, require_arrival=, keyring=, timeout=,
+ * other_users=). 1 applied, 0 not one of these, -1 an invalid value. */
+int pamb_behaviour_option(struct pamb_behaviour *b, const char *opt);
+/* "SERVICE:KEY=VALUE": 1 (for this service; *opt moved to KEY=VALUE), 0 (not scoped), -1 (for
+ * another service). */
+int pamb_scoped_option(const char *service, const char **opt);
+
+/* ---- The password line read on a terminal (line.c) --------------------------------------- */
+
+struct pamb_line {
+    char buf[PAMB_MAX_PASSWORD + 1];
+    size_t len;
+    int touched;     /* a key other than Enter or end of file was pressed: the person is typing */
+    int done;
+    int eof;         /* end of file on an empty line */
+    int overflow;    /* more than PAMB_MAX_PASSWORD bytes were typed (the rest dropped) */
+    unsigned char erase, kill, eof_char;
+};
+enum pamb_line_event { PAMB_LINE_MORE = 0, PAMB_LINE_DONE = 1 };
+void pamb_line_init(struct pamb_line *l, unsigned char erase, unsigned char kill, unsigned char eof);
+enum pamb_line_event pamb_line_feed(struct pamb_line *l, unsigned char c);
+const char *pamb_line_text(const struct pamb_line *l);
+
+/* ---- The keyring secret (keyring.c) ------------------------------------------------------- */
+
+#define PAMB_KEYRING_DIR "/var/lib/biometricd-keyring"
+#define PAMB_KEYRING_NONE 1       /* pamb_keyring_unseal: the user has no sealed secret */
+#define PAMB_MAX_SHADOW 255
+#define PAMB_KEYRING_PAYLOAD 2048 /* room for the sealed text */
+
+int pamb_keyring_path(char *buf, size_t cap, unsigned uid);
+/* The sealed text: header, user, uid, the shadow hash at sealing time, the password in hex. */
+int pamb_keyring_payload(char *buf, size_t cap, const char *user, unsigned uid, const char *shadow_hash,
+                         const char *password);
+/* Strict reader of that text for `user`/`uid`: 0 (shadow and password filled), -1. */
+int pamb_keyring_parse(const char *buf, size_t len, const char *user, unsigned uid, char *shadow, size_t scap,
+                       char *password, size_t pcap);
+/* The account's password hash from /etc/shadow (root only): 0, or -1. */
+int pamb_shadow_hash(const char *user, char *buf, size_t cap);
+/* systemd-creds decrypt of UID.cred into out: 0, PAMB_KEYRING_NONE (no file), -1 (why says). */
+int pamb_keyring_unseal(unsigned uid, char *out, size_t cap, size_t *len, long long deadline_ms, char *why, size_t wcap);
+/* systemd-creds encrypt --with-key=host+tpm2 of payload into UID.cred (atomically): 0, -1. */
+int pamb_keyring_seal(unsigned uid, const char *payload, size_t plen, long long deadline_ms, char *why, size_t wcap);
+/* Removes UID.cred: 1 removed, 0 there was none, -1 error. */
+int pamb_keyring_remove(unsigned uid);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,488 @@
+#!/bin/bash
+# The system test's desktop scenario, guest side (issue 36; Tests/system/run.sh --scenario
+# desktop copies it to the 9p share; systest.service runs it after multi-user.target). One boot:
+#   the PAM files exactly as Debian's packages ship them (gdm3, sddm, lightdm, swaylock extracted;
+#   greetd, login, sudo, su, polkit-1 installed), pam-auth-update's profile enabled;
+#   per service: a remote session, the daemon stopped, the password typed at the intent prompt,
+#   a face (pamtester), another face;
+#   a real greetd with agreety on tty1: alice logs in by password (another face), stores a secret
+#   in her login keyring and seals her password (authctl keyring enable); then by face: the
+#   keyring opens (secret-tool in her session), pkexec through polkit's agent helper, sudo with
+#   the intent prompt and the password beside the camera, su, swaylock's service, kde-face's
+#   "the face must arrive after the lock";
+#   the lid closed (a uinput switch logind watches), a dark camera, a suspend and resume through
+#   logind, then the first login by face.
+# Each check appends "PASS|FAIL|SKIP name seconds detail" to /mnt/systest/results.txt.
+# (no set -e / -u: one failing check must not stop the others)
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive
+S=/mnt/systest
+RESULTS=$S/results.txt NUMBERS=$S/numbers.txt
+PHASE=$(cat $S/state)
+exec >> $S/guest-$PHASE.log 2>&1
+CAP=/dev/video0 OUTDEV=/dev/video1
+A=/run/systest-agent
+PW=alice-pw-1 SECRET=s3cr3t-36-keyring
+# Services whose stack holds a password module, those that are face only, those run as the user.
+# (su is not here: as root, pam_rootok passes before the module; alice's own su is in her session)
+PASSWORD_SERVICES="login greetd lightdm gdm-password sddm sudo polkit-1 swaylock kde"
+FACE_ONLY="gdm-face kde-face"
+INTENT_SERVICES="gdm-password sddm sudo polkit-1 swaylock kde"
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+number() { echo "$*" >> $NUMBERS; log "NUMBER $*"; }
+check() {
+    local name=$1 fn=$2 t rc status=PASS
+    t=$(now); DETAIL=""
+    log "=== $name"
+    $fn; rc=$?
+    [ $rc -eq 1 ] && status=FAIL; [ $rc -eq 2 ] && status=SKIP; [ $rc -gt 2 ] && status=FAIL
+    DETAIL=$(tr '\n' ' ' <<< "$DETAIL" | cut -c1-700)
+    echo "$status $PHASE-$name $(elapsed "$t") $DETAIL" >> $RESULTS
+    log "=== $status $name: $DETAIL"
+    sync
+}
+json_field() {  # json_field FILE EXPR-on-d (last JSON line)
+    python3 -c 'import json,sys
+lines=[l for l in open(sys.argv[1]) if l.strip().startswith("{")]
+d=json.loads(lines[-1]) if lines else {}
+try: v=eval(sys.argv[2])
+except Exception: v=None
+print("" if v is None else (json.dumps(v) if isinstance(v,(dict,list,bool)) else v))' "$1" "$2"
+}
+
+# ---- the camera (as phases.sh) --------------------------------------------------------------
+WRITER=""
+feed() {  # feed NAME
+    local file=/tmp/frames/$1.YUYV
+    [ -f "$file" ] || { mkdir -p /tmp/frames; cp "$S/frames/$1.YUYV" "$file"; }
+    stop_feed
+    v4l2-ctl -d $CAP -i 3 >/dev/null && v4l2-ctl -d $OUTDEV -o 1 >/dev/null || return 1
+    v4l2-ctl -d $CAP --set-dv-bt-timings index=0 >/dev/null && v4l2-ctl -d $OUTDEV --set-dv-bt-timings index=0 >/dev/null || return 1
+    v4l2-ctl -d $CAP -v width=640,height=480,pixelformat=YUYV >/dev/null || return 1
+    v4l2-ctl -d $CAP -c loop_video=1,osd_text_mode=2 >/dev/null || return 1
+    [ -x /tmp/vout ] || install -m 0755 $S/vout /tmp/vout
+    /tmp/vout $OUTDEV "$file" 640 480 YUYV 1 2>> $S/writer.log &
+    WRITER=$!
+    sleep 0.5
+    kill -0 $WRITER 2>/dev/null
+}
+stop_feed() { [ -n "$WRITER" ] && { kill $WRITER 2>/dev/null; wait $WRITER 2>/dev/null; }; WRITER=""; }
+
+# ---- PAM through pamtester (root, a login process on tty1 unless said) --------------------------
+pt() {  # pt NAME SERVICE USER INPUT [pamtester options] -> RC, PT (s), OUT (one line)
+    local name=$1 svc=$2 user=$3 input=$4 t; shift 4
+    t=$(now)
+    printf "$input" | timeout -k 5 280 pamtester -v "$@" "$svc" "$user" authenticate > $S/$PHASE-$name.out 2>&1; RC=$?
+    PT=$(elapsed "$t")
+    OUT=$(tr '\n' ' ' < $S/$PHASE-$name.out | cut -c1-300)
+    log "pamtester $svc $user ($name) -> $RC in ${PT}s: $OUT"
+}
+ptyrun() {  # ptyrun NAME [ptyrun.py args] -- command: in a new pseudo-terminal -> RC, PTY (the JSON)
+    local name=$1; shift
+    timeout -k 5 300 python3 $S/ptyrun.py "$@" > $S/$PHASE-$name.json 2>&1; RC=$?
+    PTY=$(cat $S/$PHASE-$name.json)
+    log "ptyrun ($name) -> $RC: $(cut -c1-400 <<< "$PTY")"
+}
+pty_field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$S/$PHASE-$1.json" "$2" 2>/dev/null; }
+since() { date +%s; }
+jsince() { journalctl -q -o cat --no-pager --since "@$1" 2>/dev/null; }
+
+# ---- alice's session (greetd + agreety on tty1; session-agent.sh runs the commands) ------------
+AGENT_N=0
+agent() {  # agent NAME LIMIT SCRIPT -> RC, AOUT
+    local name=$1 limit=$2 n=$AGENT_N t
+    AGENT_N=$((AGENT_N + 1))
+    printf '%s\n' "$3" > $A/cmd-$n
+    chmod 644 $A/cmd-$n
+    touch $A/cmd-$n.ready
+    t=$(now)
+    while [ ! -e $A/rc-$n ]; do
+        if ! lt "$(elapsed "$t")" "$limit"; then RC=124; AOUT="(no answer from the session in ${limit}s)"; log "agent $name: timeout"; return; fi
+        sleep 0.3
+    done
+    RC=$(cat $A/rc-$n); AOUT=$(cat $A/out-$n); cp $A/out-$n $S/$PHASE-$name.agent.out
+    log "agent ($name) -> $RC: $(tr '\n' ' ' <<< "$AOUT" | cut -c1-400)"
+}
+typeon() { python3 $S/typeon.py /dev/tty1 "$1"; }
+screen() { fold -w 80 /dev/vcs1 2>/dev/null | sed 's/ *$//' | grep -v '^$'; }
+wait_for() {  # wait_for LIMIT COMMAND...: until COMMAND succeeds -> 0, or 1 after LIMIT s
+    local limit=$1 t; shift; t=$(now)
+    until "$@"; do lt "$(elapsed "$t")" "$limit" || return 1; sleep 0.5; done
+}
+screen_has() { screen | tail -6 | grep -qF -- "$1"; }
+session_up() { [ -e $A/started ]; }
+end_session() {
+    touch $A/stop
+    wait_for 30 sh -c "[ ! -e $A/started ]"
+    loginctl terminate-user alice 2>/dev/null
+    wait_for 60 sh -c '! pgrep -u alice >/dev/null'
+    rm -f $A/cmd-* $A/out-* $A/rc-*
+    AGENT_N=0
+}
+
+GUEST_T0=$(now)
+log "desktop phase $PHASE, kernel $(uname -r), uptime $(cut -d' ' -f1 /proc/uptime)s"
+number "desktop: runner started $(cut -d' ' -f1 /proc/uptime) s after boot ($(systemd-analyze 2>/dev/null | head -1))"
+install -d -m 1777 $A
+T_START=$(since)
+
+# =================================================================================================
+c_setup() {
+    local t st pr
+    t=$(now)
+    timeout 200 authctl status --json > $S/$PHASE-status.out 2>&1
+    st=$(json_field $S/$PHASE-status.out 'd.get("store",{}).get("state")'); pr=$(json_field $S/$PHASE-status.out 'd.get("store",{}).get("protection")')
+    # alice's face: two templates made on the host from the enrolment photos with this package's
+    # daemon (face.extract), added by root (face.add) — the camera enrolment is the base scenario's.
+    local added=0 tpl
+    for tpl in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))))' $S/alice-templates.json); do
+        python3 $S/rpc.py face.add "{\"user\":\"alice\",\"template\":\"$tpl\"}" > $S/$PHASE-add.out 2>&1 && added=$((added + 1))
+    done
+    timeout 60 authctl auth policy set alice face --no-liveness > $S/$PHASE-policy.out 2>&1; local rp=$?
+    DETAIL="first authctl status in $(elapsed "$t")s: store $st/$pr; alice's templates added: $added; policy face without liveness (stills): exit $rp"
+    [ "$st" = open ] && [ "$pr" = tpm2 ] && [ $added = 2 ] && [ $rp = 0 ]
+}
+check setup-daemon-templates c_setup
+
+c_enable() {
+    # Under TCG one face attempt takes 20-100 s: the profile's line gets timeout=120, and the
+    # face-only services (vendor files, no common-auth) a copy in /etc/pam.d with timeout=300
+    # (kde-face must outlast the "face must arrive" wait). Only when systemd-detect-virt says qemu.
+    local tcg=""
+    if [ "$(systemd-detect-virt)" = qemu ]; then
+        sed -i 's/pam_biometricd\.so$/pam_biometricd.so timeout=120/' /usr/share/pam-configs/biometricd
+        for f in $FACE_ONLY; do sed 's/pam_biometricd\.so$/pam_biometricd.so timeout=300/' /usr/lib/pam.d/$f > /etc/pam.d/$f; done
+        tcg=" (TCG: timeout=120 on the profile's line, 300 for the face-only services)"
+    fi
+    pam-auth-update --enable biometricd > $S/$PHASE-pam-auth-update.out 2>&1
+    local auth pw
+    auth=$(grep -E '^auth' /etc/pam.d/common-auth | tr '\t' ' ' | tr -s ' ' | paste -sd';')
+    pw=$(grep -E '^password' /etc/pam.d/common-password | tr '\t' ' ' | tr -s ' ' | paste -sd';')
+    DETAIL="pam-auth-update --enable biometricd$tcg; common-auth: $auth; common-password: $pw"
+    grep -v after_password /etc/pam.d/common-auth | grep -q 'pam_biometricd.so' && grep -q 'pam_biometricd.so' /etc/pam.d/common-password \
+        && grep -q 'timeout=300' /etc/pam.d/kde-face
+}
+check pam-auth-update-enable c_enable
+
+c_shipped() {
+    # The PAM files of gdm3, sddm, lightdm, swaylock (extracted from their .debs), greetd, login,
+    # sudo, util-linux (su), polkitd and libpam-runtime: byte for byte as the packages ship them.
+    local out; out=$(cd / && sha256sum -c $S/pam-shipped.sha256 2>&1)
+    DETAIL="sha256 of the packages' PAM files in the image: $(grep -c ': OK$' <<< "$out") OK, $(grep -vc ': OK$' <<< "$out") not: $(grep -v ': OK$' <<< "$out" | head -3)"
+    ! grep -qv ': OK$' <<< "$out" && [ "$(grep -c ': OK$' <<< "$out")" -ge 12 ]
+}
+check pam-files-as-debian-ships-them c_shipped
+
+c_doctor() {
+    SUDO_USER=alice timeout 120 authctl doctor --json > $S/$PHASE-doctor.out 2>&1
+    local desk; desk=$(python3 -c 'import json,sys
+d=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+print("; ".join("%s %s %s%s" % (f["code"], f["subject"] or "", f["message"][:90], (" FIX: " + f["fix"]) if f["fix"] and f["severity"] != "ok" else "")
+                for f in d["findings"] if f["code"].startswith("desktop.")))' $S/$PHASE-doctor.out 2>&1)
+    DETAIL="authctl doctor (root, for alice): $desk"
+    grep -q 'desktop.found [^;]*greetd' <<< "$desk" && grep -q 'desktop.wired greetd' <<< "$desk" && grep -q 'desktop.wired sudo' <<< "$desk" \
+        && grep -q 'desktop.wired polkit-1' <<< "$desk" && grep -q 'desktop.wired login' <<< "$desk" && grep -q 'desktop.keyring_not_set' <<< "$desk"
+}
+check doctor-names-the-desktop c_doctor
+
+# ---- every service: remote session, daemon stopped, the password at the intent prompt ---------
+c_remote() {
+    local s0 svc fails="" n
+    s0=$(since)
+    for svc in $PASSWORD_SERVICES $FACE_ONLY; do
+        pt remote-$svc $svc alice "$PW\n" -I rhost=192.0.2.7 -I tty=tty1
+        case " $FACE_ONLY " in
+            *" $svc "*) [ $RC != 0 ] || fails="$fails $svc(face-only passed)" ;;
+            *) [ $RC = 0 ] || fails="$fails $svc(rc $RC)"; grep -q 'use your face' $S/$PHASE-remote-$svc.out && fails="$fails $svc(intent shown)" ;;
+        esac
+    done
+    n=$(jsince $s0 | grep -c 'outcome=skipped reason=remote_session')
+    DETAIL="PAM_RHOST=192.0.2.7 on 11 services: the module skipped $n of 11 (reason=remote_session), no intent prompt, the password works, face-only services refuse; problems:${fails:- none}"
+    [ -z "$fails" ] && [ "$n" -ge 11 ]
+}
+check every-service-remote-session-password c_remote
+
+c_intent_password() {
+    local s0 svc fails=""
+    s0=$(since)
+    feed tony-same
+    for svc in $INTENT_SERVICES; do
+        pt intent-$svc $svc alice "$PW\n" -I tty=tty1
+        [ $RC = 0 ] && grep -q '(or press Enter to use your face)' $S/$PHASE-intent-$svc.out && ! grep -q '^Password:' $S/$PHASE-intent-$svc.out \
+            || fails="$fails $svc(rc $RC)"
+        lt "$PT" 5 || fails="$fails $svc(${PT}s)"
+    done
+    local typed faces
+    typed=$(jsince $s0 | grep -c 'reason=typed_at_intent_prompt'); faces=$(jsince $s0 | grep -c 'face.verify alice')
+    DETAIL="the password typed at the intent prompt of ${INTENT_SERVICES// /, }: $typed handed on as PAM_AUTHTOK (asked once), camera runs: $faces; problems:${fails:- none}"
+    [ -z "$fails" ] && [ "$typed" -ge 6 ] && [ "$faces" = 0 ]
+}
+check intent-prompt-takes-the-password c_intent_password
+
+c_stopped() {
+    local svc fails="" worst=0
+    systemctl stop biometricd.socket biometricd.service
+    for svc in $PASSWORD_SERVICES $FACE_ONLY; do
+        pt stopped-$svc $svc alice "$PW\n" -I tty=tty1
+        case " $FACE_ONLY " in
+            *" $svc "*) [ $RC != 0 ] || fails="$fails $svc(passed)" ;;
+            *) [ $RC = 0 ] && ! grep -q 'use your face' $S/$PHASE-stopped-$svc.out || fails="$fails $svc(rc $RC)" ;;
+        esac
+        lt "$PT" 2.5 || fails="$fails $svc(${PT}s)"
+        lt "$worst" "$PT" && worst=$PT
+    done
+    systemctl start biometricd.socket
+    DETAIL="daemon and socket stopped: 11 services, the password at once (slowest ${worst}s), no intent prompt, face-only services refuse; problems:${fails:- none}"
+    number "desktop: every service with the daemon stopped: password after at most ${worst} s"
+    [ -z "$fails" ]
+}
+check every-service-daemon-stopped-password c_stopped
+
+# ---- faces through the services (pamtester as the login process) -------------------------------
+timeout 60 authctl status > /dev/null 2>&1  # the daemon back (socket activation)
+c_login_pty() {
+    feed tony-same
+    ptyrun login-face --limit 280 --step "expect=Password (or look at the camera): " --step "expect=successfully authenticated" -- \
+        pamtester -v -I tty=tty1 login alice authenticate
+    local prompt ok
+    prompt=$(pty_field login-face 'd["matched"][0]["at"]'); ok=$(pty_field login-face 'd["matched"][1]["at"]')
+    DETAIL="login in a terminal, alice's face on the camera: the password prompt beside the camera after ${prompt}s, success after ${ok}s; $(pty_field login-face 'd["output"]' | tr '\n' ' ' | cut -c1-300)"
+    number "desktop: login on a terminal: password prompt after ${prompt} s, face success after ${ok} s (TCG)"
+    [ $RC = 0 ] && lt "$prompt" 2
+}
+check login-terminal-face-beside-password c_login_pty
+
+c_login_typing() {
+    local s0; s0=$(since)
+    feed tony-same
+    ptyrun login-typing --limit 120 --step "expect=Password (or look at the camera): " --step "sleep=2" --step "send=$PW\r" \
+        --step "expect=successfully authenticated" -- pamtester -v -I tty=tty1 login alice authenticate
+    local ok; ok=$(pty_field login-typing 'd["matched"][1]["at"]')
+    local j; j=$(jsince $s0)
+    DETAIL="login in a terminal, the password typed 2 s into the camera: success after ${ok}s; module: $(grep -o 'outcome=stopped reason=password_typed[^ ]*' <<< "$j" | head -1); $(grep -c 'typed_at_camera_prompt' <<< "$j") password handed on; daemon: $(grep -iE 'cancel' <<< "$j" | head -1 | cut -c1-120)"
+    [ $RC = 0 ] && grep -q 'reason=password_typed' <<< "$j" && lt "$ok" 20
+}
+check login-typing-stops-the-camera c_login_typing
+
+c_greeters() {
+    local svc input fails="" times=""
+    feed tony-same
+    for svc in lightdm gdm-password sddm gdm-face; do
+        input=""; case $svc in gdm-password|sddm) input='\n' ;; esac
+        pt face-$svc $svc alice "$input" -I tty=tty1
+        [ $RC = 0 ] && grep -q 'successfully authenticated' $S/$PHASE-face-$svc.out && ! grep -q '^Password:' $S/$PHASE-face-$svc.out || fails="$fails $svc(rc $RC)"
+        times="$times $svc ${PT}s"
+    done
+    DETAIL="alice's face through pamtester (a greeter's stack, as root on tty1): lightdm (camera at once), gdm-password and sddm (Enter on the empty password), gdm-face (face only):$times; problems:${fails:- none}"
+    number "desktop: face success per greeter service (TCG):$times"
+    [ -z "$fails" ]
+}
+check greeter-services-face c_greeters
+
+c_other_face() {
+    feed other
+    pt other-sddm sddm alice "\n$PW\n" -I tty=tty1
+    DETAIL="another face on sddm (Enter for the face): $OUT"
+    [ $RC = 0 ] && grep -q 'Face not recognised' $S/$PHASE-other-sddm.out && grep -q 'Password:' $S/$PHASE-other-sddm.out
+}
+check sddm-another-face-then-password c_other_face
+
+# ---- a real greetd with agreety on tty1 ---------------------------------------------------------
+c_greetd_password() {
+    feed other
+    systemctl start greetd
+    wait_for 60 screen_has "login:" || { DETAIL="agreety did not show its login prompt: $(screen | tail -5)"; return 1; }
+    typeon 'alice\r'
+    wait_for 240 screen_has "Password:" || { DETAIL="no password prompt after another face: $(screen | tail -6 | tr '\n' '|')"; return 1; }
+    local seen; seen=$(screen | tail -8 | tr '\n' '|')
+    typeon "$PW\r"
+    wait_for 90 session_up || { DETAIL="no session after the password: $(screen | tail -6 | tr '\n' '|')"; return 1; }
+    local sid props
+    sid=$(loginctl list-sessions --no-legend | awk '$3 == "alice" { print $1 }' | head -1)
+    props=$(loginctl show-session "$sid" -p Service -p Seat -p Active -p Remote -p TTY -p Type 2>/dev/null | tr '\n' ' ')
+    # The login keyring: a desktop's first login creates it; here gnome-keyring-daemon --unlock
+    # does (with the login password), then the secret goes into it.
+    agent store 90 "printf '%s' '$PW' | gnome-keyring-daemon --unlock >/dev/null && printf '%s' '$SECRET' | secret-tool store --label=systest --collection=/org/freedesktop/secrets/collection/login service systest account alice && secret-tool lookup service systest account alice"
+    local r1=$RC o1=$AOUT
+    agent seal 90 "printf '%s\n' '$PW' | authctl keyring enable && authctl keyring status"
+    DETAIL="greetd/agreety on tty1, another face: '$seen'; password login: session $sid ($props); in it: secret stored, read back '$o1' (exit $r1); authctl keyring enable: exit $RC: $(tr '\n' ' ' <<< "$AOUT")"
+    [ $r1 = 0 ] && [ "$o1" = "$SECRET" ] && [ $RC = 0 ] && grep -q 'Active=yes' <<< "$props" && grep -q 'Remote=no' <<< "$props" \
+        && grep -q 'Seat=seat0' <<< "$props" && grep -q 'Service=greetd' <<< "$props" && grep -q 'sealed' <<< "$AOUT"
+}
+check greetd-another-face-password-login-keyring-sealed c_greetd_password
+end_session
+
+c_doctor_keyring() {
+    SUDO_USER=alice timeout 120 authctl doctor --json > $S/$PHASE-doctor2.out 2>&1
+    DETAIL="authctl doctor after authctl keyring enable: $(grep -o '"code":"desktop.keyring[a-z_]*"[^}]*' $S/$PHASE-doctor2.out | head -1 | cut -c1-200); sealed file: $(stat -c '%U %a %s bytes' /var/lib/biometricd-keyring/$(id -u alice).cred 2>&1)"
+    grep -q '"code":"desktop.keyring_ready"' $S/$PHASE-doctor2.out && [ "$(stat -c '%U %a' /var/lib/biometricd-keyring/$(id -u alice).cred)" = "root 600" ]
+}
+check doctor-keyring-ready c_doctor_keyring
+
+GREETD_FACE=0
+c_greetd_face() {
+    local s0 t; s0=$(since); t=$(now)
+    feed tony-same
+    wait_for 60 screen_has "login:" || { DETAIL="no login prompt: $(screen | tail -4 | tr '\n' '|')"; return 1; }
+    typeon 'alice\r'
+    wait_for 280 session_up || { DETAIL="no session by face: $(screen | tail -6 | tr '\n' '|')"; return 1; }
+    local took; took=$(elapsed "$t")
+    local j; j=$(jsince $s0)
+    DETAIL="greetd/agreety on tty1, alice's face: session after ${took}s, no password typed; screen: $(screen | tail -5 | tr '\n' '|' | cut -c1-200); module: $(grep -o 'keyring: login password handed[^)]*)' <<< "$j" | head -1)"
+    number "desktop: greetd + agreety login by face (TCG): ${took} s from the user name to the session"
+    GREETD_FACE=1
+    ! screen | tail -6 | grep -q 'Password:' && grep -q 'keyring: login password handed to the stack' <<< "$j"
+}
+check greetd-agreety-login-by-face c_greetd_face
+
+in_session() { [ $GREETD_FACE = 1 ] && session_up || { DETAIL="no face-login session"; return 1; }; }
+c_keyring() {
+    in_session || return 1
+    agent lookup 60 'secret-tool lookup service systest account alice; echo; busctl --user get-property org.freedesktop.secrets /org/freedesktop/secrets/collection/login org.freedesktop.Secret.Collection Locked 2>&1'
+    DETAIL="in alice's face-login session (gnome-keyring-daemon started by pam_gnome_keyring): secret-tool lookup: exit $RC '$(tr '\n' ' ' <<< "$AOUT")'"
+    [ $RC = 0 ] && grep -q "^$SECRET" <<< "$AOUT" && grep -q 'b false' <<< "$AOUT"
+}
+check keyring-unlocked-by-the-face-login c_keyring
+
+c_pkexec() {
+    in_session || return 1
+    feed tony-same
+    agent pkexec 300 "python3 $S/ptyrun.py --limit 280 --step 'expect=(or press Enter to use your face): ' --step 'send=\r' -- pkexec /usr/bin/id -u"
+    local out; out=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read().strip().splitlines()[-1]); print(d["exit"], d["matched"], d["output"].replace("\r","").replace("\n","|"))' <<< "$AOUT" 2>&1)
+    DETAIL="alice runs pkexec in her session (polkit's text agent, polkit-agent-helper-1, service polkit-1): Enter at the prompt, her face: $out"
+    grep -q '^0 ' <<< "$out" && grep -q '|0|' <<< "$out|"
+}
+check pkexec-polkit-agent-helper-intent-face c_pkexec
+
+c_sudo() {
+    in_session || return 1
+    feed tony-same
+    agent sudo 300 "sudo -k; python3 $S/ptyrun.py --limit 280 --step 'expect=[sudo] password for alice (or press Enter to use your face): ' --step 'send=\r' --step 'expect=[sudo] password for alice (or look at the camera): ' -- sudo id -u"
+    local out; out=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read().strip().splitlines()[-1]); print(d["exit"], d["all_matched"], d["output"].replace("\r","").replace("\n","|"))' <<< "$AOUT" 2>&1)
+    DETAIL="alice runs sudo in her session: the intent prompt, Enter, then the camera with the password prompt beside it: $out"
+    grep -q '^0 True ' <<< "$out" && grep -q '|0|' <<< "$out|"
+}
+check sudo-intent-then-face c_sudo
+
+c_sudo_typing() {
+    in_session || return 1
+    feed other
+    agent sudo-typing 120 "sudo -k; python3 $S/ptyrun.py --limit 100 --step 'expect=(or press Enter to use your face): ' --step 'send=\r' --step 'expect=(or look at the camera): ' --step 'sleep=1' --step 'send=$PW\r' -- sudo id -u"
+    local out; out=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read().strip().splitlines()[-1]); print(d["exit"], d["all_matched"], d["total"], d["output"].replace("\r","").replace("\n","|"))' <<< "$AOUT" 2>&1)
+    DETAIL="sudo: Enter, then the password typed while the camera runs (another face in view): $out"
+    grep -q '^0 True ' <<< "$out" && grep -q '|0|' <<< "$out|" && ! grep -q "$PW" <<< "$out"
+}
+check sudo-password-typed-beside-the-camera c_sudo_typing
+
+c_su() {
+    in_session || return 1
+    agent su 60 "python3 $S/ptyrun.py --limit 50 --step 'expect=Password (or press Enter to use your face): ' --step 'send=$PW\r' -- su alice -c 'id -un'"
+    local out; out=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read().strip().splitlines()[-1]); print(d["exit"], d["all_matched"], d["output"].replace("\r","").replace("\n","|"))' <<< "$AOUT" 2>&1)
+    DETAIL="su alice by alice in her session: the password typed at the intent prompt: $out"
+    grep -q '^0 True ' <<< "$out" && grep -q '|alice|' <<< "$out|"
+}
+check su-intent-prompt-password c_su
+
+c_swaylock() {
+    in_session || return 1
+    feed tony-same
+    agent swaylock 300 "printf '\n' | pamtester -v swaylock alice authenticate"
+    DETAIL="swaylock's service as alice in her session (Enter on the empty password, her face): exit $RC $(tr '\n' ' ' <<< "$AOUT" | cut -c1-250)"
+    [ $RC = 0 ] && grep -q 'successfully authenticated' <<< "$AOUT"
+}
+check swaylock-service-face c_swaylock
+
+c_arrival() {
+    # KDE's face service starts when the screen locks, while alice still sits in front of it:
+    # that face must not unlock it (#1007). It must arrive: nobody in view, then the face.
+    in_session || return 1
+    feed tony-same
+    rm -f $A/kde.rc
+    agent kde-start 20 "nohup sh -c 'timeout 320 pamtester -v kde-face alice authenticate > $A/kde.out 2>&1; echo \$? > $A/kde.rc' > /dev/null 2>&1 &"
+    sleep 60
+    local early=""; [ -e $A/kde.rc ] && early="ended early: $(cat $A/kde.rc) $(tr '\n' ' ' < $A/kde.out)"
+    feed grey
+    sleep 25
+    feed tony-same
+    local t; t=$(now)
+    wait_for 230 test -e $A/kde.rc
+    local back; back=$(elapsed "$t")
+    DETAIL="kde-face (as alice, in her session; require_arrival by the module's table): alice's face in view for 60 s: ${early:-not unlocked}; nobody for 25 s, then her face: exit $(cat $A/kde.rc 2>/dev/null) after ${back}s; $(tr '\n' ' ' < $A/kde.out 2>/dev/null | cut -c1-200)"
+    number "desktop: kde-face, the face arriving after the lock: success ${back} s after it came back (TCG)"
+    [ -z "$early" ] && [ "$(cat $A/kde.rc 2>/dev/null)" = 0 ]
+}
+check kde-face-needs-a-face-that-arrives c_arrival
+end_session
+systemctl stop greetd
+
+# ---- the lid, a dark camera, suspend and resume (through logind) -----------------------------
+c_lid() {
+    modprobe uinput 2>/dev/null
+    mkfifo /run/lidswitch 2>/dev/null
+    install -m 0755 $S/lidswitch /tmp/lidswitch
+    /tmp/lidswitch /run/lidswitch 2>> $S/lidswitch.log &
+    LIDPID=$!
+    sleep 2
+    exec 7> /run/lidswitch
+    echo close >&7
+    wait_for 20 sh -c 'busctl get-property org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager LidClosed | grep -q true' \
+        || { DETAIL="logind does not see the lid closed: $(busctl get-property org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager LidClosed 2>&1)"; return 1; }
+    local s0; s0=$(since)
+    feed tony-same
+    pt lid-closed greetd alice "$PW\n" -I tty=tty1
+    local r=$RC p=$PT j; j=$(jsince $s0)
+    echo open >&7
+    wait_for 20 sh -c 'busctl get-property org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager LidClosed | grep -q false'
+    DETAIL="the lid closed (uinput switch; logind LidClosed=true), alice's face on the camera: greetd's stack asked the password after ${p}s (exit $r); daemon: $(grep -o 'the lid is closed[^(]*' <<< "$j" | head -1); lid open again: $(busctl get-property org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager LidClosed 2>&1)"
+    number "desktop: lid closed: the password after ${p} s, no camera (TCG)"
+    [ $r = 0 ] && lt "$p" 4 && grep -q 'the lid is closed' <<< "$j"
+}
+check lid-closed-skips-the-camera c_lid
+
+c_dark() {
+    local s0; s0=$(since)
+    feed black
+    pt dark greetd alice "$PW\n" -I tty=tty1
+    local j; j=$(jsince $s0)
+    DETAIL="a black camera (covered): greetd's stack asked the password after ${PT}s (timeout=120), exit $RC; module: $(grep -o 'outcome=unavailable factor=face reason=[a-z_]*' <<< "$j" | head -1)"
+    number "desktop: a covered camera: the password after ${PT} s instead of the 120 s time-out (TCG)"
+    [ $RC = 0 ] && lt "$PT" 60 && grep -q 'reason=bad_quality' <<< "$j"
+}
+check dark-camera-skipped-at-once c_dark
+
+c_resume() {
+    local s0 t; s0=$(since)
+    feed tony-same
+    # The host presses the VM's wake button (QMP system_wakeup, as a lid opened or a key pressed)
+    # 15 s after this file appears; logind suspends (S3).
+    t=$(now)
+    touch $S/suspend-request; sync
+    systemctl suspend
+    # the runner itself is frozen while the machine sleeps
+    wait_for 120 sh -c "journalctl -q -o cat --since @$s0 | grep -q 'resumed from sleep'"
+    local slept; slept=$(elapsed "$t")
+    local j; j=$(jsince $s0)
+    pt resume greetd alice "" -I tty=tty1
+    DETAIL="systemctl suspend (logind; S3, woken by the host 15 s later): back after ${slept}s; logind/kernel: $(grep -E 'PM: suspend (entry|exit)|The system will suspend|System returned from sleep' <<< "$j" | tr '\n' '|' | cut -c1-200); daemon: $(grep -E 'going to sleep|resumed from sleep' <<< "$j" | tr '\n' '|' | cut -c1-250); first login by face after the resume: exit $RC in ${PT}s"
+    number "desktop: first face login after a resume (TCG): ${PT} s"
+    [ $RC = 0 ] && grep -q 'resumed from sleep' <<< "$j" && grep -q 'going to sleep' <<< "$j"
+}
+check resume-then-face-at-first-login c_resume
+stop_feed
+
+c_journal() {
+    journalctl --no-pager -o cat > /tmp/journal.txt 2>/dev/null
+    local found=""
+    grep -qF "$PW" /tmp/journal.txt && found="$found password"
+    grep -qF "$SECRET" /tmp/journal.txt && found="$found keyring-secret"
+    DETAIL="journalctl ($(wc -l < /tmp/journal.txt) lines) searched for alice's password and her keyring secret: found: ${found:-nothing}"
+    [ -z "$found" ]
+}
+check journal-no-password c_journal
+
+journalctl -b --no-pager -o short-monotonic > $S/$PHASE-journal.txt 2>&1
+log "desktop phase done after $(elapsed "$GUEST_T0")s: poweroff"
+echo done > $S/state; sync
+systemctl poweroff
