@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Only the OpenCV modules we use, per target: linking all of opencv4's ~60 modules costs 0.5 s at
-// start. (dnn runs YuNet, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's
+// start. (dnn runs YuNet and the hand models, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's
 // cannot read the 2023 YuNet model; ximgproc thins ridge maps.)
 func openCV(_ modules: String...) -> [LinkerSetting] { modules.map { .linkedLibrary("opencv_" + $0) } }
 // Debian's dlib is built with DLIB_USE_BLAS/LAPACK: its header templates call cblas_* and LAPACK
@@ -73,13 +73,14 @@ let package = Package(
             cxxSettings: visionCxxSettings,
             linkerSettings: openCV("core", "imgproc", "dnn", "calib3d") + dlibLibraries
         ),
-        // Finger finding and fingertip prints, print extraction, matching and 1:N index codes (no dlib).
+        // Hands (MediaPipe's palm and landmark networks through dnn), fingertips and their prints,
+        // print extraction, matching and 1:N index codes (no dlib).
         .target(
             name: "CFingerVision",
             dependencies: ["CImaging"],
             path: "Sources/CFingerVision",
             cxxSettings: visionCxxSettings,
-            linkerSettings: openCV("core", "imgproc", "ximgproc")
+            linkerSettings: openCV("core", "imgproc", "ximgproc", "dnn")
         ),
 
         // MARK: Libraries, one per layer

@@ -6,7 +6,9 @@
 # YuNet detector when ../shared/models/yunet/ exists next to the repository, and likewise the
 # passive-liveness networks (Minivision's MiniFASNetV2 and MiniFASNetV1SE) from
 # ../shared/models/antispoof/, and the second face network (MobileFaceNet-ArcFace, fused with dlib's
-# for version-2 templates: Docs/face.md) from ../shared/models/recognizer/.
+# for version-2 templates: Docs/face.md) from ../shared/models/recognizer/, and the hand models the
+# finger camera side needs for four-finger capture (MediaPipe's palm detector and 21-point hand
+# landmarks, Docs/finger-camera.md) from ../shared/models/hands/.
 # Files already present with the right sha256 are kept (no download on a second run).
 # Files are written to DEST/.tmp first and moved into place only after their check.
 set -euo pipefail
@@ -34,6 +36,9 @@ ANTISPOOF_DIR=$(realpath -m "$REPO/../shared/models/antispoof")
 # Optional second face network (face_second_network in biometricd.conf; without it, dlib alone).
 RECOGNIZER=mobilefacenet_arcface_cv46.onnx
 RECOGNIZER_SRC=$(realpath -m "$REPO/../shared/models/recognizer/$RECOGNIZER")
+# Optional hand models (finger.capture mode fingers needs them; thumb and single work without): both or neither.
+HANDS=(palm_detection_lite.onnx hand_landmark_lite_cv46.onnx)
+HANDS_DIR=$(realpath -m "$REPO/../shared/models/hands")
 
 log() { echo "fetch-models: $*"; }
 die() { echo "fetch-models: error: $*" >&2; exit 1; }
@@ -50,7 +55,7 @@ pinned() {
     echo "$sum"
 }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER"; do pinned "$n" >/dev/null; done
+for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER" "${HANDS[@]}"; do pinned "$n" >/dev/null; done
 
 # Dies unless FILE has the pinned sha256 of NAME.
 verify() {
@@ -161,6 +166,21 @@ elif [ -f "$RECOGNIZER_SRC" ]; then
     install_staged "$RECOGNIZER"
 else
     log "skipped   $RECOGNIZER (optional: the second face network, v2 templates; not found at $RECOGNIZER_SRC)"
+fi
+
+# --- optional hand models (finger camera side) -----------------------------------------
+hands_missing=()
+for m in "${HANDS[@]}"; do
+    if installed "$m"; then log "ok        $m"; else hands_missing+=("$m"); fi
+done
+if [ ${#hands_missing[@]} -gt 0 ]; then
+    if [ -f "$HANDS_DIR/${HANDS[0]}" ] && [ -f "$HANDS_DIR/${HANDS[1]}" ]; then
+        for m in "${hands_missing[@]}"; do cp "$HANDS_DIR/$m" "$STAGE/$m"; done
+        for m in "${hands_missing[@]}"; do verify "$STAGE/$m" "$m"; done
+        for m in "${hands_missing[@]}"; do install_staged "$m"; done
+    else
+        log "skipped   ${HANDS[*]} (optional: four-finger capture; not found in $HANDS_DIR)"
+    fi
 fi
 
 log "models ready in $DEST"

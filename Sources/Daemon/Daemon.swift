@@ -93,7 +93,7 @@ public final class Daemon: Sendable {
         face = FaceService(catalog: models, pool: analysis, threads: configuration.analysisThreads, enabled: configuration.faceEnabled,
                            secondNetwork: configuration.faceSecondNetwork, logger: logger)
         finger = FingerService(pool: analysis, threads: configuration.analysisThreads, optics: configuration.fingerOptics,
-                               enabled: configuration.fingerEnabled)
+                               catalog: models, enabled: configuration.fingerEnabled)
         templates = TemplateRepository(store: store, fingerMatcher: finger.matcher, logger: logger)
         let status = models.status
         if !status.missing.isEmpty {

@@ -7,9 +7,10 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Owns the print side of the finger pipeline (extraction, matching, 1:N ranking) and runs finger
-/// work on the shared analysis pool. No model files: everything is classical image processing,
-/// so finger methods work on a machine without the face models.
+/// Owns the finger pipeline's shared parts: the hand models (MediaPipe palm detector and hand
+/// landmarks, loaded on the first capture that needs them, never when the finger modality is
+/// off), the print side (extraction, matching, 1:N ranking), and runs finger work on the shared
+/// analysis pool. The print side needs no model file; four-finger capture needs the hand models.
 final class FingerService: Sendable {
     let extractor = FingerprintExtractor()
     let matcher = FingerMatcher()
@@ -17,15 +18,47 @@ final class FingerService: Sendable {
     private let threads: Int
     /// Per-camera distance calibration from the config (camera id or path → calibration).
     let optics: [String: DistanceCalibration]
+    private let catalog: ModelCatalog?
+    /// The hand models once loaded (or why they could not be).
+    private let handModels = Mutex<Result<HandModels, HandModelError>?>(nil)
 
     /// False when biometricd.conf's `modalities` leaves finger out.
     let enabled: Bool
 
-    init(pool: AnalysisPool, threads: Int, optics: [String: DistanceCalibration], enabled: Bool = true) {
+    init(pool: AnalysisPool, threads: Int, optics: [String: DistanceCalibration], catalog: ModelCatalog? = nil, enabled: Bool = true) {
         self.enabled = enabled
         self.pool = pool
         self.threads = max(1, threads)
         self.optics = optics
+        self.catalog = catalog
+    }
+
+    /// The hand models, loaded once (waits for their checksums). Mode fingers cannot run without
+    /// them (not_initialized); thumb and single can (a finger held close on its own).
+    func handModels(for mode: CaptureMode) throws -> HandModels? {
+        let loaded = handModels.withLock { state -> Result<HandModels, HandModelError> in
+            if let state { return state }
+            let result: Result<HandModels, HandModelError>
+            if let catalog, let palm = catalog.path(of: HandModels.palmFile), let landmark = catalog.path(of: HandModels.landmarkFile) {
+                result = Result { () throws(HandModelError) in try HandModels(palm: palm, landmark: landmark) }
+            } else {
+                let names = [HandModels.palmFile, HandModels.landmarkFile]
+                let corrupt = names.filter { catalog?.status.corrupt.contains($0) ?? false }
+                result = .failure(.unavailable(corrupt.isEmpty
+                    ? "the hand models (\(names.joined(separator: ", "))) are not installed"
+                    : "\(corrupt.joined(separator: ", ")) fails its checksum"))
+            }
+            state = result
+            return result
+        }
+        switch loaded {
+        case .success(let models): return models
+        case .failure(let error):
+            guard mode == .fingers else { return nil }
+            throw RPCError.app(.notInitialized, "four-finger capture needs the hand models: \(error)",
+                               hint: "install them with scripts/setup.sh (scripts/fetch-models.sh copies them from ../shared/models/hands)",
+                               details: ["modality": "finger"])
+        }
     }
 
     /// The configured calibration of a camera (by id or device path), nil for the default one.

@@ -36,6 +36,12 @@ public struct ModelFile: Sendable {
         ModelFile(name: "mobilefacenet_arcface_cv46.onnx",
                   sha256: "99cf7e6f232a3596008c4a27f9acbdea9387be7904210e623f3b872fe474cfb7", required: false,
                   purpose: "second face network, fused with dlib (MobileFaceNet-ArcFace; v2 templates)"),
+        ModelFile(name: "palm_detection_lite.onnx",
+                  sha256: "9d5a29b79cfd0cdffd62014078dcf22eeb4b6db8918c45ce95a26ea97b486170", required: false,
+                  purpose: "finger: palm detection (MediaPipe; needed for four-finger capture)"),
+        ModelFile(name: "hand_landmark_lite_cv46.onnx",
+                  sha256: "2e0d94475bed523621305f4be5d2d01a32188460a66ff73130bc3e2a2d906f3a", required: false,
+                  purpose: "finger: 21 hand landmarks (MediaPipe; needed for four-finger capture)"),
     ]
 
     /// The pinned sha256 of a model file.
