@@ -75,6 +75,8 @@ struct cvis_hand_tracker {
     cvis_hand_models *models = nullptr;
     bool tracking = false;
     Crop crop;                         // where the next frame's landmarks are read
+    bool hasLast = false;
+    Crop last;                         // the last crop landmarks were found in (for a predicted crop)
     cv::Mat rgb, letterbox, patch, blob; // scratch
 };
 
@@ -328,14 +330,21 @@ void cvis_hand_tracker_free(cvis_hand_tracker *tracker) {
 }
 
 void cvis_hand_tracker_reset(cvis_hand_tracker *tracker) {
-    if (tracker) tracker->tracking = false;
+    if (tracker) tracker->tracking = tracker->hasLast = false;
 }
 
 void cvis_hand_tracker_shift(cvis_hand_tracker *tracker, float dx, float dy, float scale) {
-    if (!tracker || !tracker->tracking || !std::isfinite(dx) || !std::isfinite(dy) || !(scale > 0.2f && scale < 5)) return;
-    tracker->crop.cx += dx;
-    tracker->crop.cy += dy;
-    tracker->crop.size *= scale;
+    if (!tracker || !std::isfinite(dx) || !std::isfinite(dy) || !(scale > 0.2f && scale < 5)) return;
+    cvis_hand_tracker &t = *tracker;
+    if (!t.tracking) {
+        if (!t.hasLast) return;
+        t.crop = t.last; // the hand's last crop, moved with it: tried on the next frame
+        t.tracking = true;
+    }
+    t.crop.cx += dx;
+    t.crop.cy += dy;
+    t.crop.size *= scale;
+    t.last = t.crop;
 }
 
 int cvis_hand_track(cvis_hand_tracker *tracker, cvis_image_view image, float min_presence, int allow_detect,
@@ -350,11 +359,19 @@ int cvis_hand_track(cvis_hand_tracker *tracker, cvis_image_view image, float min
             const cv::Mat rgb = frame_of(image);
             cvis_hand_landmarks h{};
             if (t.tracking) {
-                if (read_landmarks(t, rgb, t.crop, h) && h.presence >= min_presence) {
-                    t.crop = landmark_crop(h);
-                    *out = h;
-                    found = 1;
-                    return CVIS_OK;
+                // The crop from the last frame, then the same crop half as large again (a hand
+                // that came closer or moved fast between frames).
+                Crop wide = t.crop;
+                wide.size *= 1.5f;
+                for (const Crop &c : {t.crop, wide}) {
+                    if (read_landmarks(t, rgb, c, h) && h.presence >= min_presence) {
+                        t.last = c;
+                        t.hasLast = true;
+                        t.crop = landmark_crop(h);
+                        *out = h;
+                        found = 1;
+                        return CVIS_OK;
+                    }
                 }
                 t.tracking = false;
             }
@@ -366,6 +383,8 @@ int cvis_hand_track(cvis_hand_tracker *tracker, cvis_image_view image, float min
                 Crop c = palm_crop(palms[i]);
                 if (read_landmarks(t, rgb, c, h) && h.presence >= min_presence) {
                     h.palm_score = palms[i].score;
+                    t.last = c;
+                    t.hasLast = true;
                     t.crop = landmark_crop(h);
                     t.tracking = true;
                     *out = h;

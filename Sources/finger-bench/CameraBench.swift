@@ -15,12 +15,15 @@ func runCameraBench(_ arguments: [String]) {
     case "frame": cameraFrameBench(Array(arguments.dropFirst()))
     case "photos": cameraPhotosBench(Array(arguments.dropFirst()))
     case "repeat": cameraRepeatBench(Array(arguments.dropFirst()))
+    case "replay": cameraReplay(Array(arguments.dropFirst()))
     default:
         print("""
             usage: biometricd-finger-bench camera frame [--frames N=60] [--prints-dir DIR] [--models DIR=models]
                    biometricd-finger-bench camera photos [--data DIR=../shared/data/hands] [--models DIR=models] [--verbose]
                                                          [--save DIR] [--sets subhih,palm,ksahib,contactless3d]
                    biometricd-finger-bench camera repeat [--data DIR=../shared/data/hands] [--models DIR=models]
+                   biometricd-finger-bench camera replay DIR [--mode fingers|thumb|single] [--hand right|left]
+                                                         [--loops N=1] [--models DIR=models]
             """)
         exit(2)
     }
@@ -529,4 +532,41 @@ private func cameraRepeatBench(_ arguments: [String]) {
     print("same view twice (turned 6°, scaled 1.04, shifted): \(genuine.count) fingers, score ≥ 48 in "
         + "\(genuine.filter { $0 >= 48 }.count), median \(f(median(genuine))); no template \(failed); "
         + "print width ratio median \(f(median(scaleRatios), 3)) (1.000 = scale recovered from the ridges)")
+}
+
+// MARK: Replay
+
+/// Plays a folder of frames (name order, as a replay camera) through one FingerCapture and prints
+/// what each frame gave: how the hand was found, each finger's measures and verdict, the feedback.
+private func cameraReplay(_ arguments: [String]) {
+    guard let dir = arguments.first, !dir.hasPrefix("--"),
+          let names = try? FileManager.default.contentsOfDirectory(atPath: dir).sorted() else {
+        print("camera replay: a folder of frames is needed")
+        exit(2)
+    }
+    let mode = CaptureMode(rawValue: option(arguments, "--mode") ?? "fingers") ?? .fingers
+    let hand = Hand(rawValue: option(arguments, "--hand") ?? "right") ?? .right
+    let loops = Int(option(arguments, "--loops") ?? "1") ?? 1
+    let capture = FingerCapture(options: FingerCaptureOptions(mode: mode, hand: hand, liveness: .none), models: loadModels(arguments))
+    var index = 0
+    for _ in 0..<loops {
+        for name in names where [".png", ".jpg", ".jpeg"].contains(where: name.lowercased().hasSuffix) {
+            guard let frame = loadFrame("\(dir)/\(name)") else { continue }
+            let t = monotonicNanoseconds()
+            let a = capture.analyse(frame)
+            let ms = milliseconds(t)
+            let how = capture.lastHand.map { "landmarks \(f($0.presence, 2))" } ?? (a.fingers.isEmpty ? "none" : "followed/close-up")
+            let fingers = a.fingers.map { o -> String in
+                let m = capture.lastMeasures[o.position]
+                let verdict = capture.lastVerdicts[o.position].map { v -> String in
+                    if case .refused(let why) = v { return why.rawValue }
+                    return "print"
+                } ?? "-"
+                return "\(o.position.digit.rawValue) w \(Int(o.box.width)) P \(f(m?.ridgePeriod ?? 0)) area \(f(m?.ridgeArea ?? 0, 2)) q \(o.quality) \(verdict)"
+            }
+            print("\(index) \(name) \(f(ms, 0)) ms \(how): \(fingers.joined(separator: " | ")) → \(a.feedback.rawValue)")
+            index += 1
+        }
+    }
+    print("best prints: " + capture.bestPrints().map { "\($0.position.name) q \($0.quality)" }.joined(separator: ", "))
 }

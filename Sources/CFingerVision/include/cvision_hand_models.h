@@ -51,7 +51,8 @@ void cvis_hand_tracker_free(cvis_hand_tracker *tracker);
 void cvis_hand_tracker_reset(cvis_hand_tracker *tracker);
 
 /// One frame (BGR, or grey/IR): landmarks on the crop derived from the previous frame's landmarks
-/// (MediaPipe's tracking: the crop turned so the wrist→middle-finger axis points up, 2× the hand);
+/// (MediaPipe's tracking: the crop turned so the wrist→middle-finger axis points up, 2× the hand;
+/// if the hand is not in it, once more on that crop 1.5× as large);
 /// when there is no track, or the hand's presence falls under `min_presence`, the palm detector
 /// runs on this frame (only if `allow_detect`) and the landmarks are read on its palm crop
 /// (turned the same way, 2.6× the palm, shifted half a palm toward the fingers).
@@ -59,8 +60,9 @@ void cvis_hand_tracker_reset(cvis_hand_tracker *tracker);
 int cvis_hand_track(cvis_hand_tracker *tracker, cvis_image_view image, float min_presence, int allow_detect,
                     cvis_hand_landmarks *out, cvis_status *status);
 
-/// Moves the tracked crop by (dx, dy) frame pixels and scales it by `scale` about its new centre
-/// (a hand followed by other means between frames). No effect without a track.
+/// Moves the tracked crop by (dx, dy) frame pixels and scales it by `scale` about its new centre:
+/// a hand followed by other means between frames (its fingertips). When the track was lost, the
+/// last crop the hand was found in is moved so, and tried on the next frame. No effect before any.
 void cvis_hand_tracker_shift(cvis_hand_tracker *tracker, float dx, float dy, float scale);
 
 /// The palm detector alone on a frame: up to `max_palms` palms with score ≥ `min_score`, best

@@ -92,7 +92,7 @@ public final class FingerCapture {
     private var stale: [Digit: (tip: Fingertip, age: Int)] = [:]
     /// Frames a lost fingertip is looked for where the hand's motion puts it.
     static let staleFrames = 10
-    /// The palm check (kept while fingertips are followed; changed only when two landmark frames
+    /// The palm check (kept while fingertips are followed; changed only when three landmark frames
     /// in a row disagree with it, or at a new track).
     private var palmShown = true
     private var palmDisagreements = 0
@@ -210,17 +210,18 @@ public final class FingerCapture {
             // unless they put most followed fingertips elsewhere: then they are a confused track
             // (a hand half out of the frame), the followed fingertips win and the landmark track
             // starts over.
-            // A whole hand seen clearly (its knuckles in the frame, presence ≥ 0.9) is trusted
-            // over what was followed.
+            // A hand seen with its knuckles in the frame (presence ≥ 0.7) is trusted over what was
+            // followed: the model sees the whole hand.
             let agreeing = hand.map { hand in tips.filter { hand.tipDistance($0.key, to: $0.value) < 0.6 * $0.value.width }.count } ?? 0
-            let trusted = hand.map { $0.presence >= 0.9 && $0.palmInView(width: frame.width, height: frame.height) } ?? false
+            let trusted = hand.map { $0.presence >= 0.7 && $0.palmInView(width: frame.width, height: frame.height) } ?? false
             if let hand, trusted || 2 * agreeing >= tips.count {
                 lastHand = hand
                 handRegion = hand.bounds
                 followed = 0
-                // Which side faces the camera needs the palm's own landmarks in view: once the
-                // wrist and knuckles are outside the frame they are guesses.
-                if options.mode != .thumb, hand.palmInView(width: frame.width, height: frame.height) {
+                // Which side faces the camera needs a hand seen well (presence ≥ 0.9, knuckles in
+                // the frame); the first such frame of a track decides, later ones change it only
+                // when three in a row disagree (a hand half out of the frame flips the landmarks).
+                if options.mode != .thumb, hand.presence >= 0.9, hand.palmInView(width: frame.width, height: frame.height) {
                     notePalm(hand.showsPalm(of: options.hand), fresh: previous.isEmpty)
                 }
                 // A followed fingertip stays (the landmarks of a hand this close are rougher than
@@ -232,11 +233,18 @@ public final class FingerCapture {
                 }
             } else {
                 if hand != nil { cvis_hand_tracker_reset(tracker) }
-                if !tips.isEmpty { followed += 1 }
+                if !tips.isEmpty {
+                    followed += 1
+                    // The hand moved as its fingertips did: the landmark model tries it there next frame.
+                    if let motion = Self.motion(from: previous, to: tips) {
+                        cvis_hand_tracker_shift(tracker, Float(motion.dx), Float(motion.dy), Float(motion.scale))
+                    }
+                }
             }
             // The thumb's pad faces the camera side-on to the palm: no palm check for it.
             palm = options.mode == .thumb || palmShown
         }
+        Self.dropOddOnes(&tips)
         if tips.isEmpty, options.mode != .fingers, let tip = closeUp(view, frame: frame) {
             tips[expected[0]] = tip
             palm = true
@@ -338,6 +346,15 @@ public final class FingerCapture {
     /// The quality shown for a fingertip the gate refused stays under "medium".
     static let refusedQualityCap = 34
 
+    /// How the fingertips followed from `old` moved: mean shift and mean width change.
+    static func motion(from old: [Digit: Fingertip], to new: [Digit: Fingertip]) -> (dx: Double, dy: Double, scale: Double)? {
+        let pairs = new.compactMap { digit, tip in old[digit].map { ($0, tip) } }
+        guard !pairs.isEmpty else { return nil }
+        let n = Double(pairs.count)
+        return (pairs.reduce(0) { $0 + $1.1.tipX - $1.0.tipX } / n, pairs.reduce(0) { $0 + $1.1.tipY - $1.0.tipY } / n,
+                pairs.reduce(0) { $0 + $1.1.width / $1.0.width } / n)
+    }
+
     /// Looks for fingertips lost lately where the hand's motion since puts them: the followed
     /// fingertips' mean shift and width change, applied about their centre.
     private func followStale(in view: cvis_image_view, into tips: inout [Digit: Fingertip]) {
@@ -368,6 +385,26 @@ public final class FingerCapture {
         }
     }
 
+    /// The fingers of one hand are alike: a measured fingertip more than 35 % wider or narrower
+    /// than the median of the others is not trusted (its seed's geometry stays, unmeasured) —
+    /// landmarks of a hand half out of the frame put fingertips on creases and neighbours.
+    static func dropOddOnes(_ tips: inout [Digit: Fingertip]) {
+        let found = tips.filter(\.value.sidesFound)
+        guard found.count >= 3 else { return }
+        for (digit, tip) in found {
+            let others = found.filter { $0.key != digit && $0.key != .thumb }.map(\.value.width).sorted()
+            guard !others.isEmpty, digit != .thumb else { continue }
+            let median = others[others.count / 2]
+            if tip.width > 1.35 * median || tip.width < median / 1.35 {
+                var raw = tip.raw
+                raw.found = 0
+                raw.ridge_period = 0
+                raw.ridge_area = 0
+                tips[digit] = Fingertip(raw: raw)
+            }
+        }
+    }
+
     /// Whether another followed fingertip lies on this one (within a third of its width).
     static func collides(_ digit: Digit, _ tip: Fingertip, in tips: [Digit: Fingertip]) -> Bool {
         tips.contains { $0.key != digit && hypot($0.value.tipX - tip.tipX, $0.value.tipY - tip.tipY) < tip.width / 3 }
@@ -379,7 +416,7 @@ public final class FingerCapture {
             palmDisagreements = 0
         } else {
             palmDisagreements += 1
-            if palmDisagreements >= 2 {
+            if palmDisagreements >= 3 {
                 palmShown = shown
                 palmDisagreements = 0
             }
@@ -417,8 +454,9 @@ public final class FingerCapture {
         return Fingertip(raw: raw)
     }
 
-    /// A fingertip followed from the last frame: found where it was, as wide (±20 %), pointing the
-    /// same way (±25°), moved less than half its width, about as bright.
+    /// A fingertip followed from the last frame: found where it was, about as wide (×0.75–1.33: a
+    /// hand approaching while frames are dropped), pointing the same way (±25°), moved less than
+    /// 0.6 of its width, about as bright.
     private func follow(_ last: Fingertip, in view: cvis_image_view) -> Fingertip? {
         let next = measure(view, last.seed)
         guard next.sidesFound, next.raw.edge_contrast >= 3 else { return nil }
@@ -426,7 +464,7 @@ public final class FingerCapture {
         let turn = Double(next.raw.dir_x * last.raw.dir_x + next.raw.dir_y * last.raw.dir_y)
         let moved = hypot(next.tipX - last.tipX, next.tipY - last.tipY)
         let level = last.raw.centre_level > 8 ? Double(next.raw.centre_level / last.raw.centre_level) : 1
-        guard (0.83...1.2).contains(ratio), turn > cos(25 * .pi / 180), moved < 0.5 * last.width, (0.65...1.5).contains(level)
+        guard (0.75...1.33).contains(ratio), turn > cos(25 * .pi / 180), moved < 0.6 * last.width, (0.65...1.5).contains(level)
         else { return nil }
         return next
     }

@@ -7,14 +7,15 @@ import Foundation
 
 let usage = """
     usage: finger-scene --out DIR [--frames N=30] [--hand right|left] [--mode fingers|thumb]
-                        [--prints 101_1,102_1,103_1,104_1] [--prints-dir DIR] [--finger-width PX=170]
+                        [--prints 101_1,102_1,103_1,104_1] [--prints-dir DIR] [--finger-width PX=190]
                         [--amputated index,middle,ring,little] [--attack paper|screen] [--empty]
                         [--blur SIGMA] [--rotation DEG] [--tip X,Y] [--size 1280x720] [--seed N=1]
-                        [--approach N (fingers: 10, thumb: 0)]
+                        [--approach N (fingers: 16, thumb: 0)]
       --prints      FVC2002 DB2 names (finger_impression), index→little; thumb mode: one print.
                     Default: 101_1,102_1,103_1,104_1 (thumb: 105_1) from --prints-dir.
       --prints-dir  default ../shared/data/fingers/fvc2002_db2_b/images (relative to the working dir)
-      --finger-width  middle-finger width in pixels (the distance): ~150–250 is optimal at 1280x720
+      --finger-width  middle-finger width in pixels (the distance): ~150–220 is optimal at 1280x720
+                    (at 190 the little finger's ridges are ~4.8 px apart, clear of the 4-px limit)
       --tip         where the middle fingertip (thumb mode: thumb tip) is, as frame fractions [0.5,0.1]
       --approach    the first N frames bring the hand from 60-px fingers (the whole hand in view) to
                     --finger-width, as a user does: the hand models must see the palm before the
@@ -74,7 +75,7 @@ case "paper": attack = CVIS_SCENE_PAPER
 case "screen": attack = CVIS_SCENE_SCREEN
 default: fail("--attack must be paper or screen")
 }
-guard let fingerWidth = Float(options["finger-width"] ?? "170"), fingerWidth >= 8 else { fail("bad --finger-width") }
+guard let fingerWidth = Float(options["finger-width"] ?? "190"), fingerWidth >= 8 else { fail("bad --finger-width") }
 guard let blur = Float(options["blur"] ?? "0"), blur >= 0 else { fail("bad --blur") }
 guard let rotation = Float(options["rotation"] ?? "0") else { fail("bad --rotation") }
 guard let seed = UInt32(options["seed"] ?? "1") else { fail("bad --seed") }
@@ -82,7 +83,7 @@ let size = (options["size"] ?? "1280x720").split(separator: "x").compactMap { In
 guard size.count == 2, (64...8192).contains(size[0]), (64...8192).contains(size[1]) else { fail("bad --size") }
 let tip = (options["tip"] ?? (thumbMode ? "0.5,0.12" : "0.5,0.1")).split(separator: ",").compactMap { Float($0) }
 guard tip.count == 2 else { fail("bad --tip") }
-guard let approach = Int(options["approach"] ?? (thumbMode ? "0" : "10")), approach >= 0 else { fail("bad --approach") }
+guard let approach = Int(options["approach"] ?? (thumbMode ? "0" : "16")), approach >= 0 else { fail("bad --approach") }
 var absent: UInt32 = 0
 for name in (options["amputated"] ?? "").split(separator: ",") {
     guard let bit = ["index": 1, "middle": 2, "ring": 3, "little": 4][String(name)] else { fail("bad --amputated \(name)") }
