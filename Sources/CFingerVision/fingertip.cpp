@@ -141,10 +141,16 @@ void shading(const cv::Mat &grey, const cvis_fingertip &t, float &centre, float 
 // also has ridges running the same way (±25°) at the same spacing (±25 %) — JPEG ringing, pores
 // and speckle give single blocks with a peak in any direction.
 struct RidgeMeasure {
-    float period = 0, area = 0, strength = 0, along = 0;
+    float period = 0, area = 0, strength = 0, along = 0, gridded = 0;
 };
 
-RidgeMeasure measure_ridges(const cv::Mat &f, const cv::Mat &mask) {
+// `radius`: when > 0, `f` is a view of a cylinder of this radius (pixels) whose axis runs down the
+// middle column: each block's frequency is corrected for the compression across the axis at its
+// centre (x = R sin φ: spacings across shrink by cos φ), so blocks off the middle give the
+// surface's period too.
+// `frameAngle`: the angle of the view's x axis in the frame (to tell how many blocks' ridges lie
+// along the frame's rows or columns).
+RidgeMeasure measure_ridges(const cv::Mat &f, const cv::Mat &mask, float radius = 0, float frameAngle = 0) {
     constexpr int B = 32, step = 16;
     static const cv::Mat window = [] {
         cv::Mat w;
@@ -155,11 +161,31 @@ RidgeMeasure measure_ridges(const cv::Mat &f, const cv::Mat &mask) {
     struct Block {
         bool used = false, ridges = false;
         float period = 0, angle = 0, share = 0; // angle of the frequency vector, 0..π
+        bool gridded = false;                   // its observed frequency lies along the frame's rows or columns
     };
     const int gx = f.cols >= B ? (f.cols - B) / step + 1 : 0, gy = f.rows >= B ? (f.rows - B) / step + 1 : 0;
     std::vector<Block> grid(size_t(gx) * gy);
     cv::Mat patch, spec, planes[2], power;
     const float rLo = B / 12.8f, rHi = B / 2.5f;
+    // The band's frequency bins (half plane: each frequency once), with radius and angle, once.
+    struct Bin {
+        int u, v, fu, fv;
+        float radius, angle;
+    };
+    static const std::vector<Bin> bins = [] {
+        std::vector<Bin> b;
+        const float lo = B / 12.8f, hi = B / 2.5f;
+        for (int v = 0; v < B; ++v)
+            for (int u = 0; u < B / 2 + 1; ++u) {
+                int fu = u, fv = v <= B / 2 ? v : v - B;
+                float rad = std::sqrt(float(fu * fu + fv * fv));
+                if (rad < lo || rad > hi) continue;
+                b.push_back({u, v, fu, fv, rad, std::atan2(float(fv), float(fu))});
+            }
+        return b;
+    }();
+    (void)rLo;
+    (void)rHi;
     for (int j = 0; j < gy; ++j)
         for (int i = 0; i < gx; ++i) {
             cv::Rect r(i * step, j * step, B, B);
@@ -175,45 +201,49 @@ RidgeMeasure measure_ridges(const cv::Mat &f, const cv::Mat &mask) {
             power = power.mul(power);
             float total = 0, best = 0;
             int bu = 0, bv = 0;
-            for (int v = 0; v < B; ++v)
-                for (int u = 0; u < B / 2 + 1; ++u) {
-                    int fu = u, fv = v <= B / 2 ? v : v - B;
-                    float rad = std::sqrt(float(fu * fu + fv * fv));
-                    if (rad < rLo || rad > rHi) continue;
-                    float p = power.at<float>(v, u);
-                    total += p;
-                    if (p > best) {
-                        best = p;
-                        bu = fu;
-                        bv = fv;
-                    }
+            for (const Bin &bin : bins) {
+                float p = power.at<float>(bin.v, bin.u);
+                total += p;
+                if (p > best) {
+                    best = p;
+                    bu = bin.fu;
+                    bv = bin.fv;
                 }
+            }
             if (total <= 0) continue;
             float peak = 0, weighted = 0, perp = 0;
             float a0 = std::atan2(float(bv), float(bu));
-            for (int v = 0; v < B; ++v)
-                for (int u = 0; u < B / 2 + 1; ++u) {
-                    int fu = u, fv = v <= B / 2 ? v : v - B;
-                    float rad = std::sqrt(float(fu * fu + fv * fv));
-                    if (rad < rLo || rad > rHi) continue;
-                    float p = power.at<float>(v, u);
-                    float d1 = std::hypot(float(fu - bu), float(fv - bv)), d2 = std::hypot(float(fu + bu), float(fv + bv));
-                    if (std::min(d1, d2) <= 1.5f) {
-                        peak += p;
-                        weighted += p * rad;
-                    }
-                    float da = std::fabs(std::remainder(std::atan2(float(fv), float(fu)) - a0 - kPi / 2, kPi));
-                    if (da < kPi / 8) perp += p;
+            for (const Bin &bin : bins) {
+                float p = power.at<float>(bin.v, bin.u);
+                int d1u = bin.fu - bu, d1v = bin.fv - bv, d2u = bin.fu + bu, d2v = bin.fv + bv;
+                if (std::min(d1u * d1u + d1v * d1v, d2u * d2u + d2v * d2v) <= 2) { // within 1.5 bins
+                    peak += p;
+                    weighted += p * bin.radius;
                 }
+                float da = std::fabs(std::remainder(bin.angle - a0 - kPi / 2, kPi));
+                if (da < kPi / 8) perp += p;
+            }
             float share = peak / total;
             if (share >= 0.30f && perp < 0.5f * peak && weighted > 0) {
                 b.ridges = true;
-                b.period = B / (weighted / peak);
+                {
+                    float fa = std::fabs(std::remainder(a0 + frameAngle, kPi / 2));
+                    b.gridded = fa < 4 * kPi / 180;
+                }
+                float rad = weighted / peak, fx = rad * std::cos(a0), fy = rad * std::sin(a0);
+                if (radius > 0) {
+                    float x = (r.x + B * 0.5f - f.cols * 0.5f) / radius;
+                    float c = std::sqrt(std::max(0.05f, 1 - x * x)); // cos φ
+                    fx *= c;                                          // the surface's frequency across
+                    a0 = std::atan2(fy, fx);
+                    rad = std::hypot(fx, fy);
+                }
+                b.period = B / rad;
                 b.angle = a0 < 0 ? a0 + kPi : a0; // 0..π
                 b.share = share;
             }
         }
-    int used = 0, flowing = 0, along = 0;
+    int used = 0, flowing = 0, along = 0, gridded = 0;
     std::vector<float> periods, strengths;
     auto agree = [&](const Block &a, const Block &b) {
         float d = std::fabs(a.angle - b.angle);
@@ -238,6 +268,7 @@ RidgeMeasure measure_ridges(const cv::Mat &f, const cv::Mat &mask) {
             // Ridges run across the frequency vector: along the axis (the view's y) when it is
             // within 25° of the view's x.
             if (std::min(b.angle, kPi - b.angle) < 25 * kPi / 180) ++along;
+            if (b.gridded) ++gridded;
         }
     if (used == 0) return m;
     m.area = float(flowing) / float(used);
@@ -247,6 +278,7 @@ RidgeMeasure measure_ridges(const cv::Mat &f, const cv::Mat &mask) {
         for (float v : strengths) sum += v;
         m.strength = sum / strengths.size();
         m.along = float(along) / float(periods.size());
+        m.gridded = float(gridded) / float(periods.size());
     }
     return m;
 }
@@ -256,7 +288,7 @@ RidgeMeasure measure_ridges(const cv::Mat &f, const cv::Mat &mask) {
 // across runs; 1 when none is. A camera's own pixels never are.
 float replication(const cv::Mat &frame, cv::Rect box) {
     box &= cv::Rect(0, 0, frame.cols, frame.rows);
-    if (box.width < 24 || box.height < 8) return 0;
+    if (box.width < 24 || box.height < 8) return 1;
     // On brightness: JPEG keeps it at full resolution (colour is stored at half resolution, which
     // repeats pixels in every colour plane of any JPEG).
     cv::Mat luma;
@@ -283,8 +315,6 @@ float replication(const cv::Mat &frame, cv::Rect box) {
             }
             if (wp == 0 || ap == 0) continue;
             float within = float(we) / wp, d = within - float(ae) / ap;
-            // Copies are exact: nearly every pair inside a run is equal (JPEG's 8×8 blocks and a
-            // phone's denoising make neighbours often, not nearly always, equal).
             if (within >= 0.85f && d > 0.3f && d > worst) worst = d, factor = k;
         }
     return float(factor);
@@ -422,14 +452,16 @@ cvis_status cvis_fingertip_measure(cvis_image_view image, cvis_fingertip_seed se
         }
         t.found = found ? 1 : 0;
 
-        // 2. Ridges in the pad's centre: |x| ≤ 0.22 width (ridges there face the camera: ≤ 5 %
-        // compression), 25–90 % of the way from the apex to the joint, at ≤ 256 px across.
+        // 2. Ridges in the pad: 25–90 % of the way from the apex to the joint, at ≤ 256 px across
+        //    the finger.
         if (found) {
             Upright r;
             r.dir = cv::Point2f(t.dir_x, t.dir_y);
             r.perp = cv::Point2f(-t.dir_y, t.dir_x);
             r.scale = std::min(1.0f, 256.0f / t.width);
-            r.width = std::max(8, int(std::lround(0.44f * t.width * r.scale)));
+            // Across: |x| ≤ 0.38 width (the surface turned ≤ 50° from the camera; each block's
+            // spacing corrected for it).
+            r.width = std::max(8, int(std::lround(0.76f * t.width * r.scale)));
             r.height = std::max(8, int(std::lround(0.65f * t.length * r.scale)));
             r.centre = cv::Point2f(t.tip_x, t.tip_y) - r.dir * (0.575f * t.length);
             cv::Mat pad = r.sample(frame);
@@ -445,11 +477,17 @@ cvis_status cvis_fingertip_measure(cvis_image_view image, cvis_fingertip_seed se
                 grey = pad;
             }
             grey.convertTo(f, CV_32F);
-            RidgeMeasure m = measure_ridges(f, cv::Mat());
+            // Shading removed (the fingertip darkens toward its sides and tip): its slope would
+            // leak into the ridge band of the spectrum and drown faint ridges.
+            cv::Mat shade;
+            cv::GaussianBlur(f, shade, cv::Size(0, 0), 6);
+            f -= shade;
+            RidgeMeasure m = measure_ridges(f, cv::Mat(), 0.5f * t.width * r.scale, std::atan2(r.perp.y, r.perp.x));
             t.ridge_period = m.period > 0 ? m.period / r.scale : 0;
             t.ridge_area = m.area;
             t.ridge_strength = m.strength;
             t.ridge_along = m.along;
+            t.ridge_gridded = m.gridded;
             // Pixel repetition around the pad (an image blown up from a smaller one): ridges must
             // be resolved in the source pixels, not in their copies.
             {
@@ -497,19 +535,25 @@ cvis_status cvis_fingertip_print(cvis_image_view grey, const cvis_fingertip *tip
         cv::Mat mapX(h, w, CV_32F), mapY(h, w, CV_32F), mask8(h, w, CV_8U);
         // The rounded tip: the finger's half-width at depth a below the apex (an ellipse ~1.1 R deep).
         const float tipDepth = 1.1f * R;
+        // Across the print: arc length → the lateral offset on the cylinder (mirrored left-right),
+        // the same for every row.
+        std::vector<float> lateral(w);
+        std::vector<uint8_t> inArc(w);
+        for (int x = 0; x < w; ++x) {
+            float phi = (x + 0.5f - w * 0.5f) / s / R;
+            lateral[x] = -R * std::sin(std::clamp(phi, -kPi / 2, kPi / 2));
+            inArc[x] = std::fabs(phi) <= phiMax;
+        }
         for (int y = 0; y < h; ++y) {
             float a = y / s - margin; // frame px below the apex, along the axis
             float half = a <= 0 ? 0 : (a >= tipDepth ? R : R * std::sqrt(std::max(0.0f, 1 - (1 - a / tipDepth) * (1 - a / tipDepth))));
             float *mx = mapX.ptr<float>(y), *my = mapY.ptr<float>(y);
             uint8_t *mk = mask8.ptr<uint8_t>(y);
+            const cv::Point2f row = apex - dir * a;
             for (int x = 0; x < w; ++x) {
-                float arc = (x + 0.5f - w * 0.5f) / s;
-                float phi = arc / R;
-                float lateral = -R * std::sin(std::clamp(phi, -kPi / 2, kPi / 2)); // mirrored left-right
-                cv::Point2f p = apex - dir * a + perp * lateral;
-                mx[x] = p.x;
-                my[x] = p.y;
-                mk[x] = (std::fabs(phi) <= phiMax && std::fabs(lateral) <= 0.94f * half) ? 255 : 0;
+                mx[x] = row.x + perp.x * lateral[x];
+                my[x] = row.y + perp.y * lateral[x];
+                mk[x] = (inArc[x] && std::fabs(lateral[x]) <= 0.94f * half) ? 255 : 0;
             }
         }
         // Points that fall outside the frame are not finger.
@@ -606,20 +650,41 @@ int cvis_fingertip_closeup_seeds(cvis_image_view image, float min_width, cvis_fi
                 const int total = m.rows * m.cols;
                 if (best < 0 || bestArea < total / 20 || bestArea > total * 9 / 10) continue;
                 cv::Mat blob = labels == best;
-                // Where the region enters the frame: its pixels on the border.
+                // Where the region enters the frame: its pixels within 4 px of the border (a
+                // camera's outermost rows and columns are often dark).
                 double bx = 0, by = 0;
                 int nb = 0;
-                for (int x = 0; x < m.cols; ++x) {
-                    if (blob.at<uint8_t>(0, x)) bx += x, by += 0, ++nb;
-                    if (blob.at<uint8_t>(m.rows - 1, x)) bx += x, by += m.rows - 1, ++nb;
+                const int edge = 4;
+                for (int yy = 0; yy < m.rows; ++yy) {
+                    const uint8_t *row = blob.ptr<uint8_t>(yy);
+                    const bool rowEdge = yy < edge || yy >= m.rows - edge;
+                    for (int x = 0; x < m.cols; ++x)
+                        if (row[x] && (rowEdge || x < edge || x >= m.cols - edge)) bx += x, by += yy, ++nb;
                 }
-                for (int yy = 1; yy < m.rows - 1; ++yy) {
-                    if (blob.at<uint8_t>(yy, 0)) bx += 0, by += yy, ++nb;
-                    if (blob.at<uint8_t>(yy, m.cols - 1)) bx += m.cols - 1, by += yy, ++nb;
-                }
-                if (nb < 4) continue; // a finger held close comes in from outside the frame
-                cv::Point2f entry(float(bx / nb), float(by / nb));
                 cv::Point2f centroid(float(centroids.at<double>(best, 0)), float(centroids.at<double>(best, 1)));
+                cv::Point2f entry;
+                if (nb >= 4) {
+                    entry = cv::Point2f(float(bx / nb), float(by / nb));
+                } else {
+                    // Not touching the border (its base in shadow): the end of the region's long
+                    // axis nearer a border is where it comes from.
+                    cv::Moments mo = cv::moments(blob, true);
+                    if (mo.m00 <= 0) continue;
+                    double th = 0.5 * std::atan2(2 * mo.mu11, mo.mu20 - mo.mu02);
+                    cv::Point2f ax(float(std::cos(th)), float(std::sin(th)));
+                    std::vector<cv::Point> all;
+                    cv::findNonZero(blob, all);
+                    cv::Point2f lo = centroid, hi = centroid;
+                    float pmin = 0, pmax = 0;
+                    for (const cv::Point &p : all) {
+                        float pr = (cv::Point2f(p) - centroid).dot(ax);
+                        if (pr < pmin) pmin = pr, lo = p;
+                        if (pr > pmax) pmax = pr, hi = p;
+                    }
+                    auto border = [&](cv::Point2f q) { return std::min({q.x, q.y, m.cols - 1 - q.x, m.rows - 1 - q.y}); };
+                    entry = border(lo) < border(hi) ? lo : hi;
+                    if (border(entry) > 0.1f * std::max(m.cols, m.rows)) continue; // a blob in mid-frame is no finger held close
+                }
                 cv::Point2f dir = centroid - entry;
                 float dl = std::hypot(dir.x, dir.y);
                 if (dl < 2) continue;

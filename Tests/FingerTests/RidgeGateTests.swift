@@ -35,6 +35,15 @@ final class RidgeGateTests: XCTestCase {
         XCTAssertEqual(RidgeGate.judge(sidesFound: true, width: 600, period: 20, area: 0.7, moving: false, repeated: 2), .resolved)
     }
 
+    func testRidgesAlongThePixelGridAreNotAFinger() {
+        // Most ridge blocks exactly along the rows/columns: JPEG blocks, not skin.
+        XCTAssertEqual(RidgeGate.judge(sidesFound: true, width: 250, period: 9.8, area: 0.9, moving: false, gridded: 0.72),
+                       .refused(.focus))
+        // A real pad has a few blocks there by chance.
+        XCTAssertEqual(RidgeGate.judge(sidesFound: true, width: 250, period: 9.8, area: 0.9, moving: false, gridded: 0.28),
+                       .resolved)
+    }
+
     func testAPeriodOutsideTheHumanBandIsNotRidges() {
         // 32-px JPEG blocks on a 200-px "finger": 6 periods across.
         XCTAssertEqual(RidgeGate.judge(sidesFound: true, width: 200, period: 32, area: 0.9, moving: false), .refused(.focus))

@@ -27,10 +27,11 @@ typedef struct {
     float width;            // across the distal phalanx (pixels)
     float length;           // apex → distal joint (pixels)
     float edge_contrast;    // how clearly the sides stand out (median edge / median gradient), ≥ 0
-    float ridge_period;     // median ridge period in the pad's centre (pixels), 0 = no ridges found
-    float ridge_area;       // share of the pad's centre where ridges were found (0..1)
+    float ridge_period;     // median ridge period on the pad's surface (pixels), 0 = no ridges found
+    float ridge_area;       // share of the pad (|x| ≤ 0.38 width) where ridges were found (0..1)
     float ridge_strength;   // mean share of the spectral energy in the ridge peak of those blocks (0..1)
     float ridge_along;      // share of those blocks whose ridges run within 25° of the finger's axis (0..1)
+    float ridge_gridded;    // share of those blocks whose spacing lies within 4° of the frame's rows or columns
     float repeated;         // the factor the frame was blown up by around the pad, repeating pixels (equal
                             // neighbours within k-pixel runs far more often than across them); 1: none
     float centre_level, edge_level; // mean grey across the middle and near the sides (shading, liveness)
@@ -38,9 +39,10 @@ typedef struct {
     float mean_cr;          // YCrCb Cr of the pad's centre (128 = neutral; 0 for grey frames)
 } cvis_fingertip;
 
-/// Measures a fingertip around `seed` in `image` (BGR or grey): its sides (strongest edges either
-/// side of the axis, row by row), apex, width and axis; then the ridge period by the spectral peak
-/// of 32-pixel blocks in the central pad (the finger resampled to at most 256 pixels across).
+/// Measures a fingertip around `seed` in `image` (BGR or grey): its sides (the innermost strong
+/// edge either side of the axis, row by row), apex, width and axis; then the ridge period by the
+/// spectral peak of 32-pixel blocks over the pad (the finger resampled to at most 256 pixels
+/// across; each block's spacing corrected for the finger's curvature, a cylinder of the width).
 cvis_status cvis_fingertip_measure(cvis_image_view image, cvis_fingertip_seed seed, cvis_fingertip *out);
 
 /// The size of the print cvis_fingertip_print makes for `tip`: its ridges brought to

@@ -18,6 +18,8 @@ public struct FingertipMeasure: Sendable, Equatable {
     public var ridgeAlong: Double
     /// The factor the frame was blown up by around the pad, repeating pixels (1: not).
     public var repeated: Double
+    /// Share of the ridge blocks whose spacing runs along the frame's rows or columns, 0–1.
+    public var gridded: Double
 }
 
 /// A fingertip as measured in one frame (frame pixels).
@@ -26,7 +28,8 @@ struct Fingertip {
 
     var measure: FingertipMeasure {
         FingertipMeasure(sidesFound: sidesFound, width: width, ridgePeriod: Double(raw.ridge_period), ridgeArea: Double(raw.ridge_area),
-                         ridgeStrength: Double(raw.ridge_strength), ridgeAlong: Double(raw.ridge_along), repeated: Double(raw.repeated))
+                         ridgeStrength: Double(raw.ridge_strength), ridgeAlong: Double(raw.ridge_along), repeated: Double(raw.repeated),
+                         gridded: Double(raw.ridge_gridded))
     }
 
     var sidesFound: Bool { raw.found != 0 }
@@ -198,10 +201,9 @@ public final class FingerCapture {
                 tips[digit] = next
             }
             followStale(in: view, into: &tips)
-            // 2. The hand's landmarks: the palm detector runs only when nothing is tracked, and
-            //    while fingertips are followed without landmarks (the hand too close for them)
-            //    every 8th frame.
-            let allowDetect = tips.isEmpty || followed % 8 == 7
+            // 2. The hand's landmarks; the palm detector runs only when nothing is tracked (while
+            //    fingertips are followed the palm is out of the frame anyway).
+            let allowDetect = tips.isEmpty
             var landmarks = cvis_hand_landmarks()
             var status = CVIS_OK
             let seen = cvis_hand_track(tracker, view, Self.minimumPresence, allowDetect ? 1 : 0, &landmarks, &status) == 1
@@ -235,8 +237,9 @@ public final class FingerCapture {
                 if hand != nil { cvis_hand_tracker_reset(tracker) }
                 if !tips.isEmpty {
                     followed += 1
-                    // The hand moved as its fingertips did: the landmark model tries it there next frame.
-                    if let motion = Self.motion(from: previous, to: tips) {
+                    // The hand moved as its fingertips did: every 4th frame the landmark model
+                    // looks for it there (a hand moving back into full view is named again).
+                    if followed % 4 == 1, let motion = Self.motion(from: previous, to: tips) {
                         cvis_hand_tracker_shift(tracker, Float(motion.dx), Float(motion.dy), Float(motion.scale))
                     }
                 }
@@ -273,7 +276,8 @@ public final class FingerCapture {
             let moving = previous[digit].map { hypot($0.tipX - tip.tipX, $0.tipY - tip.tipY) > Self.movingShare * tip.width } ?? false
             let verdict: RidgeGate.Verdict = palm
                 ? RidgeGate.judge(sidesFound: tip.sidesFound, width: tip.width, period: Double(tip.raw.ridge_period),
-                                  area: Double(tip.raw.ridge_area), moving: moving, repeated: Double(tip.raw.repeated))
+                                  area: Double(tip.raw.ridge_area), moving: moving, repeated: Double(tip.raw.repeated),
+                                  gridded: Double(tip.raw.ridge_gridded))
                 : .refused(.showPalm)
             verdicts[position] = verdict
             measures[position] = tip.measure

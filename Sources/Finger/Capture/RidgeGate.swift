@@ -16,6 +16,10 @@ import BiometricProtocol
 /// - **Camera pixels**: in an image blown up k× by repeating pixels (a digital zoom, some phone
 ///   pipelines) the 4 pixels per ridge must be source pixels: period / k ≥ 4 (the repetition
 ///   itself looks like perfect ridges k pixels apart).
+/// - **Not the pixel grid**: JPEG's 8×8 blocks (blown up by a zoom) give periodic edges exactly
+///   along the frame's rows and columns; skin ridges run every way, so only a few of a pad's ridge
+///   blocks happen to lie within 4° of the grid (≈ 9 % for random directions; at most 0.28 on the
+///   real close-ups, 0.72 on upscaled JPEG blocks). More than half on the grid is not a finger.
 /// When the ridges are not there, the width says why: a finger too small to hold 4 px per
 /// nominal ridge is too far (`move_closer`); otherwise the ridges are blurred — by motion when the
 /// fingertip moved since the last frame (`hold_still`), else by focus (`focus`).
@@ -23,6 +27,8 @@ public enum RidgeGate {
     public static let minimumPixelsPerRidge = 4.0
     public static let ridgesAcross = 20.0...65.0
     public static let minimumRidgeArea = 0.5
+    /// The share of ridge blocks along the frame's rows/columns above which they are the pixel grid.
+    public static let maximumGridded = 0.5
     /// Ridge periods across a nominal finger (17 mm / 0.437 mm), to predict the period from a width.
     public static let nominalRidgesAcross = 39.0
 
@@ -38,11 +44,12 @@ public enum RidgeGate {
     ///   - area: share of the pad's centre with ridges, 0–1.
     ///   - moving: the fingertip moved noticeably since the previous frame.
     ///   - repeated: the factor the frame was blown up by, repeating pixels (1: not).
+    ///   - gridded: share of the ridge blocks whose spacing lies along the frame's rows or columns.
     public static func judge(sidesFound: Bool, width: Double, period: Double, area: Double, moving: Bool,
-                             repeated: Double = 1) -> Verdict {
+                             repeated: Double = 1, gridded: Double = 0) -> Verdict {
         let unresolved: Verdict = width / nominalRidgesAcross < minimumPixelsPerRidge
             ? .refused(.moveCloser) : .refused(moving ? .holdStill : .focus)
-        guard sidesFound, period > 0, area >= minimumRidgeArea else { return unresolved }
+        guard sidesFound, period > 0, area >= minimumRidgeArea, gridded <= maximumGridded else { return unresolved }
         guard period >= minimumPixelsPerRidge * max(1, repeated) else { return .refused(.moveCloser) }
         guard ridgesAcross.contains(width / period) else { return .refused(moving ? .holdStill : .focus) }
         return .resolved
