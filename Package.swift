@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Only the OpenCV modules we use, per target: linking all of opencv4's ~60 modules costs 0.5 s at
-// start. (dnn runs YuNet, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's
+// start. (dnn runs YuNet, the hand models and LEADER, calib3d solvePnP; objdetect's FaceDetectorYN is not used: OpenCV 4.6's
 // cannot read the 2023 YuNet model.) Nothing the daemon links pulls in imgcodecs, videoio or
 // ximgproc: Debian's imgcodecs links GDAL, poppler, GDCM and OpenEXR, videoio FFmpeg, GStreamer,
 // libdc1394 and libgphoto2, ximgproc imgcodecs — ~270 libraries and ~60 MiB of RSS in a daemon that
@@ -80,8 +80,8 @@ let package = Package(
             cxxSettings: visionCxxSettings,
             linkerSettings: openCV("core", "imgproc", "dnn", "calib3d") + dlibLibraries
         ),
-        // Finger finding and fingertip prints, print extraction (classical and learned: dnn runs LEADER),
-        // matching and 1:N index codes (no dlib).
+        // Hands (MediaPipe's palm and landmark networks through dnn), fingertips and their prints,
+        // print extraction (classical and learned: dnn runs LEADER), matching and 1:N index codes (no dlib).
         .target(
             name: "CFingerVision",
             dependencies: ["CImaging"],

@@ -7,7 +7,9 @@
 # passive-liveness networks (Minivision's MiniFASNetV2 and MiniFASNetV1SE) from
 # ../shared/models/antispoof/, and the second face network (MobileFaceNet-ArcFace, fused with dlib's
 # for version-2 templates: Docs/face.md) from ../shared/models/recognizer/, and the 68-point landmark
-# network (PFLD, required: landmarks, pose, blink) from ../shared/models/landmarks/.
+# network (PFLD, required: landmarks, pose, blink) from ../shared/models/landmarks/, and the hand models the
+# finger camera side needs for four-finger capture (MediaPipe's palm detector and 21-point hand
+# landmarks, Docs/finger-camera.md) from ../shared/models/hands/.
 # dlib's 68-point predictor (shape_predictor_68_face_landmarks.dat) is still installed here for the
 # benches that compare with it (biometricd-face-bench --dlib68); the daemon no longer loads it and
 # the biometricd-models package no longer ships it.
@@ -53,6 +55,9 @@ LEADER_TOOLS=(onnx==1.23.2 numpy==2.4.6 protobuf==7.36.2 ml_dtypes==0.6.0 typing
 # Required 68-point landmark network (PFLD; replaced dlib's 95 MiB predictor in the daemon).
 LANDMARKS=landmarks_68_pfld.onnx
 LANDMARKS_SRC=$(realpath -m "$REPO/../shared/models/landmarks/$LANDMARKS")
+# Optional hand models (finger.capture mode fingers needs them; thumb and single work without): both or neither.
+HANDS=(palm_detection_lite.onnx hand_landmark_lite_cv46.onnx)
+HANDS_DIR=$(realpath -m "$REPO/../shared/models/hands")
 
 log() { echo "fetch-models: $*"; }
 die() { echo "fetch-models: error: $*" >&2; exit 1; }
@@ -69,7 +74,7 @@ pinned() {
     echo "$sum"
 }
 sha() { sha256sum "$1" | cut -d' ' -f1; }
-for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER" "$LANDMARKS" "$LEADER_ARCHIVE" LEADER.onnx "$LEADER"; do
+for n in "$ARCHIVE" "${DLIB_MODELS[@]}" "$YUNET" "${ANTISPOOF[@]}" "$RECOGNIZER" "$LANDMARKS" "$LEADER_ARCHIVE" LEADER.onnx "$LEADER" "${HANDS[@]}"; do
     pinned "$n" >/dev/null
 done
 
@@ -224,6 +229,21 @@ else
     install_staged "$LEADER"
     rm -rf "$WORK"
     WORK=
+fi
+
+# --- optional hand models (finger camera side) -----------------------------------------
+hands_missing=()
+for m in "${HANDS[@]}"; do
+    if installed "$m"; then log "ok        $m"; else hands_missing+=("$m"); fi
+done
+if [ ${#hands_missing[@]} -gt 0 ]; then
+    if [ -f "$HANDS_DIR/${HANDS[0]}" ] && [ -f "$HANDS_DIR/${HANDS[1]}" ]; then
+        for m in "${hands_missing[@]}"; do cp "$HANDS_DIR/$m" "$STAGE/$m"; done
+        for m in "${hands_missing[@]}"; do verify "$STAGE/$m" "$m"; done
+        for m in "${hands_missing[@]}"; do install_staged "$m"; done
+    else
+        log "skipped   ${HANDS[*]} (optional: four-finger capture; not found in $HANDS_DIR)"
+    fi
 fi
 
 log "models ready in $DEST"

@@ -5,7 +5,7 @@
 #   biometricd_<version>_amd64.deb        daemon, authctl, PAM module, password helper, units,
 #                                         udev rule, config, pam-auth-update profile, man pages,
 #                                         shell completions
-#   biometricd-models_<version>_all.deb   the face models with their SHA256SUMS
+#   biometricd-models_<version>_all.deb   the face and hand models with their SHA256SUMS
 # <version> is biometricdVersion in Sources/Daemon/Daemon.swift; debian/changelog must have an
 # entry for it. The binaries are release builds linked with --static-swift-stdlib (no Swift
 # toolchain on the target); Depends come from dpkg-shlibdeps. Fails when a key of
@@ -275,7 +275,8 @@ MROOT=$WORK/root/biometricd-models
 # commercial use (Docs/face.md "Landmarks").
 MODELS=(dlib_face_recognition_resnet_model_v1.dat landmarks_68_pfld.onnx
         shape_predictor_5_face_landmarks.dat mmod_human_face_detector.dat face_detection_yunet_2023mar.onnx
-        MiniFASNetV2.onnx MiniFASNetV1SE.onnx mobilefacenet_arcface_cv46.onnx leader_cv46.onnx)
+        MiniFASNetV2.onnx MiniFASNetV1SE.onnx mobilefacenet_arcface_cv46.onnx leader_cv46.onnx
+        palm_detection_lite.onnx hand_landmark_lite_cv46.onnx)
 for m in "${MODELS[@]}"; do
     [ -f "models/$m" ] && continue
     log "models/$m missing: scripts/fetch-models.sh ./models"
@@ -285,7 +286,7 @@ done
 MDIR=$MROOT/usr/share/biometricd/models
 install -d "$MDIR"
 for m in "${MODELS[@]}"; do
-    [ -f "models/$m" ] || die "models/$m missing (YuNet, PFLD, MiniFASNet and the recognizer come from ../shared/models: scripts/fetch-models.sh)"
+    [ -f "models/$m" ] || die "models/$m missing (YuNet, PFLD, MiniFASNet, the recognizer and the hand models come from ../shared/models: scripts/fetch-models.sh)"
     install -m 0644 "models/$m" "$MDIR/$m"
     grep -E "^[0-9a-f]{64}  \*?$m\$" scripts/models.sha256 | sed 's/  \*/  /' >> "$MDIR/SHA256SUMS"
 done

@@ -3,6 +3,7 @@
 // The synthetic hand scenes of the tests are CHandScene's (Tests/Support/CHandScene).
 #include "cvision_hand.h"
 #include "cvision_internal.hpp"
+#include "finger_internal.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -538,7 +539,7 @@ int cvis_hand_find_fingers(cvis_hand_engine *engine, cvis_image_view image, floa
 // ---------------------------------------------------------------------------------------------
 // Fingertip prints: upright crop at 500 ppi, shading removed, local contrast normalised; quality.
 // ---------------------------------------------------------------------------------------------
-namespace {
+namespace cvis::finger {
 
 // Mean of `src` over the mask's support (normalised convolution), so the finger's edge does not
 // pull the local mean toward the background.
@@ -600,7 +601,11 @@ void measure_print(const cv::Mat &norm, const cv::Mat &raw, const cv::Mat &maskF
     q.coherence = float(cv::mean(coh, inner)[0]);
 }
 
-} // namespace
+} // namespace cvis::finger
+
+using cvis::finger::masked_blur;
+using cvis::finger::measure_print;
+
 
 extern "C" {
 

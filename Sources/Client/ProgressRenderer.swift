@@ -33,6 +33,9 @@ public final class ProgressRenderer {
         case .tooClose: "Move back"
         case .tooFar: "Move closer"
         case .optimal: "Hold still"
+        case .holdStill: "Hold still (ridges blurred)"
+        case .focus: "Out of focus: move a little back or closer"
+        case .showPalm: "Show your palm (fingertips toward the camera)"
         }
     }
 

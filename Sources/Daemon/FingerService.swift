@@ -8,23 +8,28 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Owns the print side of the finger pipeline (extraction, matching, 1:N ranking) and runs finger
-/// work on the shared analysis pool. One optional model file: the learned minutiae extractor
-/// (leader_cv46.onnx). With it, new templates are version 3 (learned minutiae); without it, the
-/// classical stages make version 2, and finger methods still work on a machine without any model.
-/// Version-1/2 references are only ever matched with classical minutiae of the probe (extracted
-/// again for them), version-3 ones with learned minutiae: never across (FingerMatcher).
+/// Owns the finger pipeline's shared parts: the hand models (MediaPipe palm detector and hand
+/// landmarks, loaded on the first capture that needs them, never when the finger modality is
+/// off), the print side (extraction, matching, 1:N ranking), and runs finger work on the shared
+/// analysis pool. Four-finger capture needs the hand models; the print side one optional model
+/// file, the learned minutiae extractor (leader_cv46.onnx). With it, new templates are version 3
+/// (learned minutiae); without it, the classical stages make version 2, and finger methods still
+/// work on a machine without any model. Version-1/2 references are only ever matched with
+/// classical minutiae of the probe (extracted again for them), version-3 ones with learned
+/// minutiae: never across (FingerMatcher).
 final class FingerService: Sendable {
     let matcher = FingerMatcher()
     private let pool: AnalysisPool
     private let threads: Int
     /// Per-camera distance calibration from the config (camera id or path → calibration).
     let optics: [String: DistanceCalibration]
+    private let catalog: ModelCatalog?
+    /// The hand models once loaded (or why they could not be).
+    private let handModels = Mutex<Result<HandModels, HandModelError>?>(nil)
 
     /// False when biometricd.conf's `modalities` leaves finger out.
     let enabled: Bool
 
-    private let catalog: ModelCatalog?
     private let logger: Logger?
     /// The extractor, made on first use: the learned model is looked up (and its checksum
     /// awaited) then, on a pool thread, never on the event loop.
@@ -38,6 +43,34 @@ final class FingerService: Sendable {
         self.optics = optics
         self.catalog = catalog
         self.logger = logger
+    }
+
+    /// The hand models, loaded once (waits for their checksums). Mode fingers cannot run without
+    /// them (not_initialized); thumb and single can (a finger held close on its own).
+    func handModels(for mode: CaptureMode) throws -> HandModels? {
+        let loaded = handModels.withLock { state -> Result<HandModels, HandModelError> in
+            if let state { return state }
+            let result: Result<HandModels, HandModelError>
+            if let catalog, let palm = catalog.path(of: HandModels.palmFile), let landmark = catalog.path(of: HandModels.landmarkFile) {
+                result = Result { () throws(HandModelError) in try HandModels(palm: palm, landmark: landmark) }
+            } else {
+                let names = [HandModels.palmFile, HandModels.landmarkFile]
+                let corrupt = names.filter { catalog?.status.corrupt.contains($0) ?? false }
+                result = .failure(.unavailable(corrupt.isEmpty
+                    ? "the hand models (\(names.joined(separator: ", "))) are not installed"
+                    : "\(corrupt.joined(separator: ", ")) fails its checksum"))
+            }
+            state = result
+            return result
+        }
+        switch loaded {
+        case .success(let models): return models
+        case .failure(let error):
+            guard mode == .fingers else { return nil }
+            throw RPCError.app(.notInitialized, "four-finger capture needs the hand models: \(error)",
+                               hint: "install them with scripts/setup.sh (scripts/fetch-models.sh copies them from ../shared/models/hands)",
+                               details: ["modality": "finger"])
+        }
     }
 
     /// The daemon's extractor: learned minutiae when leader_cv46.onnx is installed (and passes its

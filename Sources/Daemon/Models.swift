@@ -39,6 +39,12 @@ public struct ModelFile: Sendable {
         ModelFile(name: "leader_cv46.onnx",
                   sha256: "482c78c5af85838edb80f947032d928c7f1bd2f56b1e20c0c1b3fee31ad35749", required: false,
                   purpose: "learned fingerprint minutiae (LEADER, rewritten for OpenCV 4.6; version-3 finger templates)"),
+        ModelFile(name: "palm_detection_lite.onnx",
+                  sha256: "9d5a29b79cfd0cdffd62014078dcf22eeb4b6db8918c45ce95a26ea97b486170", required: false,
+                  purpose: "finger: palm detection (MediaPipe; needed for four-finger capture)"),
+        ModelFile(name: "hand_landmark_lite_cv46.onnx",
+                  sha256: "2e0d94475bed523621305f4be5d2d01a32188460a66ff73130bc3e2a2d906f3a", required: false,
+                  purpose: "finger: 21 hand landmarks (MediaPipe; needed for four-finger capture)"),
     ]
 
     /// The pinned sha256 of a model file.

@@ -18,8 +18,10 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
     /// Digits that can be amputated (the thumb is its own mode).
     public static let amputatable: [Digit] = [.index, .middle, .ring, .little]
 
-    /// fingers | thumb [fingers]
+    /// fingers | thumb | single [fingers]
     public var mode: CaptureMode?
+    /// The finger shown in mode single [index] (thumb … little).
+    public var finger: Digit?
     /// left | right [right]
     public var hand: Hand?
     /// Subset of index, middle, ring, little.
@@ -35,10 +37,11 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
     /// Progress events carry a downscaled JPEG of the frame while on (issue 25).
     public var preview: PreviewRequest?
 
-    public init(mode: CaptureMode? = nil, hand: Hand? = nil, amputated: [Digit]? = nil, liveness: LivenessLevel? = nil,
-                qualityThreshold: Int? = nil, timeoutS: Int? = nil, preview: PreviewRequest? = nil) {
+    public init(mode: CaptureMode? = nil, finger: Digit? = nil, hand: Hand? = nil, amputated: [Digit]? = nil,
+                liveness: LivenessLevel? = nil, qualityThreshold: Int? = nil, timeoutS: Int? = nil, preview: PreviewRequest? = nil) {
         self.preview = preview
         self.mode = mode
+        self.finger = finger
         self.hand = hand
         self.amputated = amputated
         self.liveness = liveness
@@ -46,15 +49,18 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
         self.timeoutS = timeoutS
     }
 
-    static let fields: Set<String> = ["mode", "hand", "amputated", "liveness", "quality_threshold", "timeout_s", "preview"]
+    static let fields: Set<String> = ["mode", "finger", "hand", "amputated", "liveness", "quality_threshold", "timeout_s", "preview"]
 
     enum CodingKeys: String, CodingKey {
-        case mode, hand, amputated, liveness, preview
+        case mode, finger, hand, amputated, liveness, preview
         case qualityThreshold = "quality_threshold"
         case timeoutS = "timeout_s"
     }
 
     public func validate() throws(RPCError) {
+        if finger != nil, (mode ?? .default) != .single {
+            throw .invalidParams(field: "finger", "parameter 'finger' names the finger of mode 'single'")
+        }
         for (i, digit) in (amputated ?? []).enumerated() where !Self.amputatable.contains(digit) {
             let names = Self.amputatable.map(\.rawValue).joined(separator: ", ")
             throw .invalidParams(field: "amputated[\(i)]", "parameter 'amputated[\(i)]' must be one of \(names), got '\(digit.rawValue)'")
@@ -63,7 +69,7 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
             guard Set(amputated).count == amputated.count else {
                 throw .invalidParams(field: "amputated", "parameter 'amputated' lists a finger twice")
             }
-            guard (mode ?? .default) == .thumb || amputated.count < 4 else {
+            guard (mode ?? .default) != .fingers || amputated.count < 4 else {
                 throw .invalidParams(field: "amputated", "all four fingers are amputated: use mode 'thumb'")
             }
         }

@@ -86,8 +86,13 @@ public enum LivenessMode: String, WireEnum {
 public enum CaptureMode: String, WireEnum {
     /// Index to little finger of one hand, at once (a "four-finger slap").
     case fingers
-    /// The thumb alone.
+    /// The thumb alone: the thumb of the hand the hand models see (index…little folded), or a
+    /// thumb held close to the camera on its own.
     case thumb
+    /// Any one finger held close to the camera (the caller names it, `finger` [index]): found on
+    /// its own, the hand need not be in view; its scale comes from its ridges, never from a
+    /// nominal finger width.
+    case single
     public static let `default` = Self.fingers
 }
 
@@ -173,6 +178,14 @@ public enum Feedback: String, WireEnum {
     case tooClose = "too_close"
     case tooFar = "too_far"
     case optimal
+    // Fingers found but their ridges not resolved yet (under ~4 pixels per ridge): move_closer,
+    // shared with face.frame above.
+    /// Ridges should be resolved at this distance but are smeared: the hand moved.
+    case holdStill = "hold_still"
+    /// Ridges should be resolved at this distance but are not: out of focus (or not a finger).
+    case focus
+    /// The back of the hand (or the other hand) is toward the camera.
+    case showPalm = "show_palm"
 }
 
 /// face.frame `liveness_action`: the liveness step asked for now (challenge mode adds the moves).

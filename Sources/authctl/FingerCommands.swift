@@ -13,6 +13,8 @@ struct Finger: ParsableCommand {
         @Option(help: "Camera id, path or spec.") var camera: String?
         @Option(help: "Which hand.") var hand: Hand?
         @Flag(help: "Capture the thumb instead of the four fingers.") var thumb = false
+        @Flag(help: "Capture one finger held close to the camera (name it with --finger).") var single = false
+        @Option(help: "The finger shown with --single (thumb, index, middle, ring, little; default index).") var finger: Digit?
         @Option(help: "A finger that is missing (repeat for each).") var amputated: [Digit] = []
         @Option(help: "How hard to look for a fake finger.") var liveness: LivenessLevel?
         @Option(help: "Minimum print quality (0-100).") var quality: Int?
@@ -20,8 +22,9 @@ struct Finger: ParsableCommand {
         @OptionGroup var preview: PreviewOptions
 
         var settings: FingerCaptureSettings {
-            FingerCaptureSettings(mode: thumb ? .thumb : nil, hand: hand, amputated: amputated.isEmpty ? nil : amputated,
-                                  liveness: liveness, qualityThreshold: quality, timeoutS: timeout, preview: preview.request)
+            FingerCaptureSettings(mode: single ? .single : thumb ? .thumb : nil, finger: finger, hand: hand,
+                                  amputated: amputated.isEmpty ? nil : amputated, liveness: liveness, qualityThreshold: quality,
+                                  timeoutS: timeout, preview: preview.request)
         }
     }
 

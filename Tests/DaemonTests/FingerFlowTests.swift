@@ -1,10 +1,22 @@
 import BiometricClient
+import BiometricFinger
 import BiometricProtocol
 import CImaging
 import Foundation
 import XCTest
 
 let fvcImages = sharedData + "/fingers/fvc2002_db2_b/images"
+let handPhotos = sharedData + "/hands"
+/// The models folder set-up fills (the hand models for four-finger capture are in it).
+let modelArguments = ["--models", repositoryRoot + "/models"]
+
+/// A daemon whose finger captures can use the hand models (skips when set-up has not installed them).
+func fingerDaemon(cameras: [String]) throws -> DaemonProcess {
+    guard FileManager.default.fileExists(atPath: repositoryRoot + "/models/palm_detection_lite.onnx") else {
+        throw XCTSkip("hand models not installed in \(repositoryRoot)/models: run scripts/setup.sh")
+    }
+    return try DaemonProcess(cameras: cameras, extraArguments: modelArguments)
+}
 
 /// Finger capture / enrol / verify / identify through the socket, on replay cameras showing
 /// rendered hands whose fingertips carry real FVC2002 prints (finger-scene), and finger.extract /
@@ -23,7 +35,7 @@ final class FingerFlowTests: XCTestCase {
     }
 
     /// Renders a replay folder: a right hand whose index…little fingertips carry `prints`.
-    func scene(_ prints: [String], frames: Int = 24, extra: [String] = []) throws -> String {
+    func scene(_ prints: [String], frames: Int = 32, extra: [String] = []) throws -> String {
         let dir = "/tmp/bmd-scene-\(UUID().uuidString.prefix(8))"
         let result = try runProgram(productsDirectory + "/finger-scene",
                                     ["--out", dir, "--frames", "\(frames)", "--prints", prints.joined(separator: ","),
@@ -48,7 +60,7 @@ final class FingerFlowTests: XCTestCase {
     }
 
     func testEnrolThenVerifyTheSameFingersAndNotOthers() throws {
-        let daemon = try DaemonProcess(cameras: [
+        let daemon = try fingerDaemon(cameras: [
             try scene(fingers(101, impression: 1)),
             try scene(fingers(101, impression: 3)),
             try scene(fingers(105, impression: 1)),
@@ -91,7 +103,7 @@ final class FingerFlowTests: XCTestCase {
     }
 
     func testIdentifyFindsTheRightUser() throws {
-        let daemon = try DaemonProcess(cameras: [
+        let daemon = try fingerDaemon(cameras: [
             try scene(fingers(101, impression: 1)),
             try scene(fingers(105, impression: 1)),
             try scene(fingers(105, impression: 4)),
@@ -118,7 +130,7 @@ final class FingerFlowTests: XCTestCase {
     }
 
     func testPaperFingersAreRefusedAtMediumLiveness() throws {
-        let daemon = try DaemonProcess(cameras: [
+        let daemon = try fingerDaemon(cameras: [
             try scene(fingers(101, impression: 1)),
             // The halftone cue needs the dots resolved: fingers ≥ ~180 px wide at 1280×720
             // (Docs/finger-camera.md); at 170 px this rendered print passes as live.
@@ -139,7 +151,7 @@ final class FingerFlowTests: XCTestCase {
     }
 
     func testNoFingersMeansTimeoutAndUnknownUserHasNoFingers() throws {
-        let daemon = try DaemonProcess(cameras: [try scene([], frames: 4, extra: ["--empty"])])
+        let daemon = try fingerDaemon(cameras: [try scene([], frames: 4, extra: ["--empty"])])
         let client = try daemon.client()
         let empty = rpcError {
             let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
@@ -156,7 +168,7 @@ final class FingerFlowTests: XCTestCase {
     }
 
     func testAuthctlCaptureWritesPrints() throws {
-        let daemon = try DaemonProcess(cameras: [try scene(fingers(101, impression: 2))])
+        let daemon = try fingerDaemon(cameras: [try scene(fingers(101, impression: 2))])
         let out = daemon.root + "/prints"
         let result = try runProgram(productsDirectory + "/authctl",
                                     ["finger", "capture", "-o", out, "--liveness", "none", "--json", "--socket", daemon.socket])
@@ -169,6 +181,80 @@ final class FingerFlowTests: XCTestCase {
             let png = try Data(contentsOf: URL(fileURLWithPath: "\(out)/\(position).png"))
             XCTAssertEqual(png.prefix(4), Data([0x89, 0x50, 0x4E, 0x47]), position)
         }
+    }
+
+    func testTheCapturedPNGIsWhatTheTemplateWasExtractedFrom() throws {
+        let daemon = try fingerDaemon(cameras: [try scene(fingers(101, impression: 2))])
+        let client = try daemon.client()
+        let capture: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
+            camera: "replay0", capture: FingerCaptureSettings(liveness: LivenessLevel.none, timeoutS: 20), imageFormat: .png))
+        XCTAssertEqual(capture.fingers.count, 4)
+        for finger in capture.fingers {
+            let png = try XCTUnwrap(finger.image, finger.position)
+            let template = try XCTUnwrap(finger.template, finger.position)
+            let again: FingerExtractResult = try client.call(Method.fingerExtract, FingerExtractParams(image: png, dpi: 500))
+            // The same template; only the finger's name differs (finger.extract does not know it).
+            let captured = try FingerTemplate(decoding: [UInt8](try XCTUnwrap(Data(base64Encoded: template))))
+            let extracted = try FingerTemplate(decoding: [UInt8](try XCTUnwrap(Data(base64Encoded: again.template))))
+            XCTAssertEqual(captured.position?.name, finger.position)
+            XCTAssertNil(extracted.position)
+            let unnamed = FingerTemplate(sourcePPI: captured.sourcePPI, width: captured.width, height: captured.height, quality: captured.quality,
+                                         position: nil, minutiae: captured.minutiae, orientationField: captured.orientationField)
+            XCTAssertEqual(unnamed.encoded(), extracted.encoded(),
+                           "\(finger.position): finger.extract on the returned PNG gives the returned template")
+            XCTAssertEqual(again.minutiae.count, finger.minutiae)
+        }
+    }
+
+    /// Mode single on a replay of a real phone close-up of one fingertip: one print, named by
+    /// `finger` [index]; `finger` belongs to mode single only.
+    func testSingleFingerCloseUp() throws {
+        let photo = handPhotos + "/ksahib_phone_fingers/sahibind2.jpeg"
+        guard FileManager.default.fileExists(atPath: photo) else { throw XCTSkip("\(photo) not found") }
+        let dir = "/tmp/bmd-single-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/frame_0000.jpeg", withDestinationPath: photo)
+        folders.append(dir)
+        let daemon = try fingerDaemon(cameras: ["replay:\(dir)?fps=10&loop=true"])
+        let client = try daemon.client()
+        var feedback: [String] = []
+        let index: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
+            camera: "replay0", capture: FingerCaptureSettings(mode: .single, liveness: LivenessLevel.none, timeoutS: 10),
+            imageFormat: .png)) { event in if let f = event["feedback"]?.stringValue { feedback.append(f) } }
+        XCTAssertEqual(index.fingers.map(\.position), ["right_index"])
+        XCTAssertGreaterThanOrEqual(index.fingers.first?.minutiae ?? 0, 15)
+        XCTAssertTrue(feedback.contains("optimal"), "\(feedback)")
+        let middle: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
+            camera: "replay0", capture: FingerCaptureSettings(mode: .single, finger: .middle, hand: .left, liveness: LivenessLevel.none,
+                                                              timeoutS: 10)))
+        XCTAssertEqual(middle.fingers.map(\.position), ["left_middle"])
+        let misplaced = rpcError {
+            let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
+                camera: "replay0", capture: FingerCaptureSettings(finger: .middle, liveness: LivenessLevel.none, timeoutS: 2)))
+        }
+        XCTAssertEqual(misplaced?.field, "finger")
+    }
+
+    /// The back of a hand is never a print: feedback show_palm, and the capture ends in bad_capture.
+    func testTheBackOfTheHandIsRefused() throws {
+        let photo = handPhotos + "/subhih_handsdataset/images/Hand_0000002.jpg" // the back of a right hand
+        guard FileManager.default.fileExists(atPath: photo) else { throw XCTSkip("\(photo) not found") }
+        let dir = "/tmp/bmd-back-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/frame_0000.jpg", withDestinationPath: photo)
+        folders.append(dir)
+        let daemon = try fingerDaemon(cameras: ["replay:\(dir)?fps=10&loop=true"])
+        let client = try daemon.client()
+        var feedback = Set<String>()
+        let error = rpcError {
+            let _: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
+                camera: "replay0", capture: FingerCaptureSettings(hand: .right, liveness: LivenessLevel.none, timeoutS: 2))) { event in
+                if let f = event["feedback"]?.stringValue { feedback.insert(f) }
+            }
+        }
+        XCTAssertEqual(feedback, ["show_palm"])
+        XCTAssertEqual(error?.errorReason, .badCapture, "\(String(describing: error))")
+        XCTAssertEqual(error?.data?["feedback"]?.stringValue, "show_palm")
     }
 
     // MARK: finger.extract / finger.match on real prints

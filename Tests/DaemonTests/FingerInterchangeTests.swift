@@ -91,10 +91,10 @@ final class FingerInterchangeTests: XCTestCase {
     func testVerifyAgainstCallerReferencesCountsLikeAVerify() throws {
         let scene = "/tmp/bmd-scene-\(UUID().uuidString.prefix(8))"
         let rendered = try runProgram(productsDirectory + "/finger-scene",
-                                      ["--out", scene, "--frames", "24", "--prints", "101_3,102_3,103_3,104_3", "--prints-dir", fvcImages])
+                                      ["--out", scene, "--frames", "32", "--prints", "101_3,102_3,103_3,104_3", "--prints-dir", fvcImages])
         XCTAssertEqual(rendered.status, 0, rendered.stderr)
         folders.append(scene)
-        let daemon = try DaemonProcess(cameras: ["replay:\(scene)?fps=15&loop=true"])
+        let daemon = try fingerDaemon(cameras: ["replay:\(scene)?fps=15&loop=true"])
         let client = try daemon.client()
         // The user exists with an unrelated enrolled finger; the badge holds the shown ones.
         let _: TemplateIDs = try client.call(Method.fingerAdd, FingerAddParams(user: "dee", template: try extract(client, "108_1")))

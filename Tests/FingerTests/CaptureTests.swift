@@ -10,10 +10,26 @@ import XCTest
 
 /// The camera side on rendered scenes (an open hand whose fingertips carry real FVC2002 prints):
 /// finding and naming fingers, distance feedback, quality, contact prints, liveness.
+///
+/// The hand models must see the whole hand before it is close enough for prints (at 180 px a
+/// finger at 1280×720 the palm is below the frame), as a user brings a hand toward a camera: in
+/// mode fingers `run` first shows the hand approaching from 60 px fingers.
 final class CaptureTests: XCTestCase {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
     static let prints = repo + "/../shared/data/fingers/fvc2002_db2_b/images"
+    static let hands = repo + "/../shared/data/hands"
+
+    /// The hand models from ./models (scripts/setup.sh installs them), loaded once.
+    nonisolated(unsafe) static var loadedModels: HandModels?
+    static func handModels() throws -> HandModels {
+        if let loadedModels { return loadedModels }
+        guard let models = try? HandModels(folder: repo + "/models") else {
+            throw XCTSkip("hand models not installed in \(repo)/models: run scripts/setup.sh")
+        }
+        loadedModels = models
+        return models
+    }
 
     // MARK: Scenes
 
@@ -32,7 +48,7 @@ final class CaptureTests: XCTestCase {
     /// Decoded FVC prints (grey), by name.
     nonisolated(unsafe) static var printCache: [String: (Int32, Int32, [UInt8])] = [:]
 
-    func loadPrint(_ name: String) throws -> (Int32, Int32, [UInt8]) {
+    static func loadPrint(_ name: String) throws -> (Int32, Int32, [UInt8]) {
         if let cached = Self.printCache[name] { return cached }
         let path = "\(Self.prints)/\(name).tif"
         guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("FVC2002 prints not found at \(Self.prints)") }
@@ -47,8 +63,8 @@ final class CaptureTests: XCTestCase {
     }
 
     /// Renders frame `index` of a scene as a colour camera frame.
-    func frame(_ scene: Scene, index: Int, width: Int32 = 1280, height: Int32 = 720) throws -> Frame {
-        let printData = try scene.prints.map(loadPrint)
+    static func frame(_ scene: Scene, index: Int, width: Int32 = 1280, height: Int32 = 720) throws -> Frame {
+        let printData = try scene.prints.map(Self.loadPrint)
         var p = cvis_scene_params()
         p.width = width
         p.height = height
@@ -96,11 +112,32 @@ final class CaptureTests: XCTestCase {
                      sequence: UInt64(index), isInfrared: false)
     }
 
-    /// Analyses `count` frames of a scene; returns the analyses.
+    /// Analyses `count` frames of a scene (in mode fingers after the hand's approach, whose
+    /// frames are not returned); returns the analyses.
+    func frame(_ scene: Scene, index: Int, width: Int32 = 1280, height: Int32 = 720) throws -> Frame {
+        try Self.frame(scene, index: index, width: width, height: height)
+    }
+
     func run(_ scene: Scene, frames count: Int = 3, options: FingerCaptureOptions, capture: FingerCapture? = nil)
         throws -> (FingerCapture, [FingerFrameAnalysis])
     {
-        let capture = capture ?? FingerCapture(options: options)
+        try Self.run(scene, frames: count, options: options, capture: capture)
+    }
+
+    static func run(_ scene: Scene, frames count: Int = 3, options: FingerCaptureOptions, capture: FingerCapture? = nil)
+        throws -> (FingerCapture, [FingerFrameAnalysis])
+    {
+        let capture = try capture ?? FingerCapture(options: options, models: Self.handModels())
+        if options.mode == .fingers, !scene.empty {
+            for (i, width) in stride(from: Float(60), to: scene.fingerWidth, by: 10).enumerated() {
+                var far = scene
+                far.fingerWidth = width
+                _ = capture.analyse(try frame(far, index: 100 + i))
+            }
+            // The capture proper starts with the hand close: what the approach left (prints of
+            // far frames, liveness evidence) is forgotten, the hand stays followed.
+            capture.startNewCapture()
+        }
         var analyses: [FingerFrameAnalysis] = []
         for i in 0..<count { analyses.append(capture.analyse(try frame(scene, index: i))) }
         return (capture, analyses)
@@ -241,21 +278,26 @@ final class CaptureTests: XCTestCase {
         for p in prints {
             let image = p.image
             XCTAssertEqual(image.ppi, 500)
-            // Width = the digit's nominal width at 500 ppi (17 mm → 335 px).
-            let nominal = Double(cvis_hand_nominal_width_mm(Int32(p.position.digit.order)))
-            XCTAssertEqual(Double(image.width), nominal / 25.4 * 500, accuracy: 1)
-            let mask = try XCTUnwrap(image.mask)
-            let inside = zip(image.pixels, mask).filter { $0.1 != 0 }.map { Int($0.0) }
-            let outside = zip(image.pixels, mask).filter { $0.1 == 0 }.map { Int($0.0) }
-            XCTAssertGreaterThan(Double(inside.count) / Double(mask.count), 0.5)
-            XCTAssertTrue(outside.allSatisfy { $0 == 255 }, "background is white")
+            // Scaled by its own ridges: their period is the 500-ppi period prints are made at.
+            let finger = image.pixels.map { $0 == 255 ? UInt8(0) : 255 }
+            var status = CVIS_OK, area: Float = 0
+            let period = cvis_ridge_period(image.pixels, finger, Int32(image.width), Int32(image.height), &area, &status)
+            // (±12 %: a fingerprint's ridge period itself varies that much between the pad's centre,
+            // where it is measured in the frame, and the rest of the print.)
+            XCTAssertEqual(Double(period), Double(FingerCapture.printRidgePeriod), accuracy: 1.0, "\(p.position)")
+            XCTAssertGreaterThan(area, 0.6)
+            // No separate mask: the background is white in the pixels (what the PNG holds).
+            XCTAssertNil(image.mask)
+            let inside = image.pixels.filter { $0 != 255 }.map(Int.init)
+            XCTAssertGreaterThan(Double(inside.count) / Double(image.pixels.count), 0.5)
+            XCTAssertEqual(image.pixels[0], 255, "the corner above the rounded tip is background")
             // Ridges dark on light valleys: both populations present, around mid-grey.
             let dark = inside.filter { $0 < 100 }.count, light = inside.filter { $0 > 156 }.count
             XCTAssertGreaterThan(dark, inside.count / 6)
             XCTAssertGreaterThan(light, inside.count / 6)
             // The ridge pattern is there: orientation coherent at the 500-ppi ridge frequency.
             var q = cvis_print_quality()
-            XCTAssertEqual(cvis_hand_print_quality(image.pixels, mask, Int32(image.width), Int32(image.height), &q), CVIS_OK)
+            XCTAssertEqual(cvis_hand_print_quality(image.pixels, finger, Int32(image.width), Int32(image.height), &q), CVIS_OK)
             XCTAssertGreaterThan(q.coherence, 0.55)
             XCTAssertGreaterThan(p.quality, 60)
         }
@@ -283,7 +325,7 @@ final class CaptureTests: XCTestCase {
         var genuine: [Double] = [], impostor: [Double] = []
         let fingers = ["101", "102", "103", "104"]
         let contact = try fingers.map { name -> FingerTemplate in
-            let (w, h, pixels) = try loadPrint("\(name)_2")
+            let (w, h, pixels) = try Self.loadPrint("\(name)_2")
             return try extractor.extract(try FingerprintImage(width: Int(w), height: Int(h), pixels: pixels, ppi: 569))
         }
         for (i, p) in prints.enumerated() {

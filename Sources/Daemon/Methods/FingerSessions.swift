@@ -9,8 +9,8 @@ import Foundation
 extension FingerCaptureSpec {
     /// The wire settings, with SPEC defaults.
     init(_ s: FingerCaptureSettings) {
-        self.init(options: FingerCaptureOptions(mode: s.mode ?? .default, hand: s.hand ?? .default, amputated: Set(s.amputated ?? []),
-                                                distance: nil, liveness: s.liveness ?? .default),
+        self.init(options: FingerCaptureOptions(mode: s.mode ?? .default, finger: s.finger ?? .index, hand: s.hand ?? .default,
+                                                amputated: Set(s.amputated ?? []), distance: nil, liveness: s.liveness ?? .default),
                   qualityThreshold: FingerCaptureSettings.qualityThreshold(s.qualityThreshold),
                   timeoutMs: FingerCaptureSettings.timeoutS(s.timeoutS) * 1000)
     }

@@ -81,7 +81,10 @@ extension RPCError {
     static func fingerHint(_ feedback: Feedback) -> String {
         switch feedback {
         case .tooClose: "move your hand back from the camera"
-        case .tooFar: "move your hand closer to the camera"
+        case .tooFar, .moveCloser: "move your hand closer to the camera: the ridges are not resolved yet"
+        case .holdStill: "hold still: the ridges are blurred by motion"
+        case .focus: "the ridges are out of focus: move a little back or closer, with good light"
+        case .showPalm: "show the palm side of the hand you named, fingertips toward the camera"
         case .optimal: "hold still, with your fingers in focus and well lit"
         default: "hold your fingers in front of the camera"
         }

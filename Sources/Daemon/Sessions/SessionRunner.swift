@@ -111,7 +111,10 @@ extension CameraSessions {
             var session = session
             var options = session.spec.options
             options.distance = finger.optics(for: lease.device)
-            var analyser = UncheckedSendable(FingerCapture(options: options))
+            // Loaded on the pool the first time (they wait for their checksums).
+            let mode = options.mode
+            let models = try await finger.run { try finger.handModels(for: mode) }
+            let analyser = UncheckedSendable(FingerCapture(options: options, models: models))
             var round = session.round
             var events = ProgressEvents(context: context, preview: preview)
             while true {
@@ -128,9 +131,11 @@ extension CameraSessions {
                 switch step {
                 case .progress:
                     if session.round != round {
-                        // A new capture (enrolment round) starts with no prints and no liveness evidence.
+                        // A new capture (enrolment round) starts with no prints and no liveness
+                        // evidence; the hand stays followed.
                         round = session.round
-                        analyser = UncheckedSendable(FingerCapture(options: options))
+                        let current = analyser
+                        try await finger.run { current.value.startNewCapture() }
                     }
                 case .decided(let outcome):
                     return outcome

@@ -50,7 +50,7 @@ public struct FingerFrameAnalysis: Sendable {
     /// 0–1, nil when no fingers were found.
     public var distance: Double?
     public var distanceRange: DistanceRange
-    /// One of no_fingers, too_close, too_far, optimal.
+    /// One of no_fingers, show_palm, too_close, too_far, move_closer, hold_still, focus, optimal.
     public var feedback: Feedback
 
     public init(fingers: [FingerObservation], distance: Double?, distanceRange: DistanceRange, feedback: Feedback) {
@@ -79,6 +79,8 @@ public struct CapturedPrint: Sendable {
 
 public struct FingerCaptureOptions: Sendable {
     public var mode: CaptureMode
+    /// The finger shown in mode single (thumb … little).
+    public var finger: Digit
     public var hand: Hand
     /// Fingers the user does not have (index, middle, ring, little; thumb is ignored).
     public var amputated: Set<Digit>
@@ -86,9 +88,10 @@ public struct FingerCaptureOptions: Sendable {
     public var distance: DistanceCalibration?
     public var liveness: LivenessLevel
 
-    public init(mode: CaptureMode = .fingers, hand: Hand = .right, amputated: Set<Digit> = [],
+    public init(mode: CaptureMode = .fingers, finger: Digit = .index, hand: Hand = .right, amputated: Set<Digit> = [],
                 distance: DistanceCalibration? = nil, liveness: LivenessLevel = .low) {
         self.mode = mode
+        self.finger = finger
         self.hand = hand
         self.amputated = amputated
         self.distance = distance
@@ -99,6 +102,7 @@ public struct FingerCaptureOptions: Sendable {
     public var expectedDigits: [Digit] {
         switch mode {
         case .thumb: [.thumb]
+        case .single: [finger]
         case .fingers: [Digit.index, .middle, .ring, .little].filter { !amputated.contains($0) }
         }
     }

@@ -47,13 +47,14 @@ public struct DistanceCalibration: Sendable, Equatable {
         let width = Double(max(frameWidth, 1)), height = Double(max(frameHeight, 1))
         // Smallest usable width: enough pixels per ridge period.
         let ridgeLimit = Self.nominalWidthMM / Self.ridgePeriodMM * Self.pixelsPerRidge
-        // Largest that fits: four fingers in 85 % of the frame width, or the thumb's box in 85 %
-        // of the frame height (box height ≈ 1.35 widths; thumb 20 mm vs 17).
+        // Largest that fits: four fingers in 85 % of the frame width, or one fingertip's box in 85 %
+        // of the frame height (box height ≈ 1.35 widths; the thumb is 20 mm wide vs 17).
+        let oneFinger = mode == .thumb ? 17.0 / 20.0 : 1.0
         let fitLimit = mode == .fingers
             ? 0.85 * width / Self.fourFingerSpan
-            : 0.85 * height / 1.35 * (17.0 / 20.0)
+            : 0.85 * height / 1.35 * oneFinger
         // Nothing fits at all beyond this: the fingers fill the frame.
-        let fillLimit = mode == .fingers ? width / Self.fourFingerSpan : height / 1.35 * (17.0 / 20.0)
+        let fillLimit = mode == .fingers ? width / Self.fourFingerSpan : height / 1.35 * oneFinger
         var optimalMin: Double, optimalMax: Double
         if let explicit = optimalFingerWidthPixels {
             optimalMin = explicit.lowerBound

@@ -7,14 +7,19 @@ import Foundation
 
 let usage = """
     usage: finger-scene --out DIR [--frames N=30] [--hand right|left] [--mode fingers|thumb]
-                        [--prints 101_1,102_1,103_1,104_1] [--prints-dir DIR] [--finger-width PX=170]
+                        [--prints 101_1,102_1,103_1,104_1] [--prints-dir DIR] [--finger-width PX=190]
                         [--amputated index,middle,ring,little] [--attack paper|screen] [--empty]
                         [--blur SIGMA] [--rotation DEG] [--tip X,Y] [--size 1280x720] [--seed N=1]
+                        [--approach N (fingers: 16, thumb: 0)]
       --prints      FVC2002 DB2 names (finger_impression), index→little; thumb mode: one print.
                     Default: 101_1,102_1,103_1,104_1 (thumb: 105_1) from --prints-dir.
       --prints-dir  default ../shared/data/fingers/fvc2002_db2_b/images (relative to the working dir)
-      --finger-width  middle-finger width in pixels (the distance): ~150–250 is optimal at 1280x720
+      --finger-width  middle-finger width in pixels (the distance): ~150–220 is optimal at 1280x720
+                    (at 190 the little finger's ridges are ~4.8 px apart, clear of the 4-px limit)
       --tip         where the middle fingertip (thumb mode: thumb tip) is, as frame fractions [0.5,0.1]
+      --approach    the first N frames bring the hand from 60-px fingers (the whole hand in view) to
+                    --finger-width, as a user does: the hand models must see the palm before the
+                    fingers are close enough for prints (at 1280x720 the palm then is out of frame)
     Writes DIR/frame_0000.png … (played in name order by a replay camera).
     """
 
@@ -45,7 +50,7 @@ if flags.contains("help") {
     exit(0)
 }
 let known: Set<String> = ["out", "frames", "hand", "mode", "prints", "prints-dir", "finger-width", "amputated", "attack",
-                          "blur", "rotation", "tip", "size", "seed"]
+                          "blur", "rotation", "tip", "size", "seed", "approach"]
 if let unknown = options.keys.first(where: { !known.contains($0) }) { fail("unknown option --\(unknown)") }
 guard let outDir = options["out"] else { fail("--out is required") }
 
@@ -70,7 +75,7 @@ case "paper": attack = CVIS_SCENE_PAPER
 case "screen": attack = CVIS_SCENE_SCREEN
 default: fail("--attack must be paper or screen")
 }
-guard let fingerWidth = Float(options["finger-width"] ?? "170"), fingerWidth >= 8 else { fail("bad --finger-width") }
+guard let fingerWidth = Float(options["finger-width"] ?? "190"), fingerWidth >= 8 else { fail("bad --finger-width") }
 guard let blur = Float(options["blur"] ?? "0"), blur >= 0 else { fail("bad --blur") }
 guard let rotation = Float(options["rotation"] ?? "0") else { fail("bad --rotation") }
 guard let seed = UInt32(options["seed"] ?? "1") else { fail("bad --seed") }
@@ -78,6 +83,7 @@ let size = (options["size"] ?? "1280x720").split(separator: "x").compactMap { In
 guard size.count == 2, (64...8192).contains(size[0]), (64...8192).contains(size[1]) else { fail("bad --size") }
 let tip = (options["tip"] ?? (thumbMode ? "0.5,0.12" : "0.5,0.1")).split(separator: ",").compactMap { Float($0) }
 guard tip.count == 2 else { fail("bad --tip") }
+guard let approach = Int(options["approach"] ?? (thumbMode ? "0" : "16")), approach >= 0 else { fail("bad --approach") }
 var absent: UInt32 = 0
 for name in (options["amputated"] ?? "").split(separator: ",") {
     guard let bit = ["index": 1, "middle": 2, "ring": 3, "little": 4][String(name)] else { fail("bad --amputated \(name)") }
@@ -118,7 +124,9 @@ for frame in 0..<frames {
     params.height = size[1]
     params.right_hand = rightHand ? 1 : 0
     params.thumb_mode = thumbMode ? 1 : 0
-    params.finger_width = fingerWidth
+    // The approach: fingers from 60 px to the target width over the first `approach` frames.
+    let approaching = frame < min(approach, frames - 1) && fingerWidth > 60
+    params.finger_width = approaching ? 60 + (fingerWidth - 60) * Float(frame) / Float(min(approach, frames - 1)) : fingerWidth
     params.tip_x = tip[0]
     params.tip_y = tip[1]
     params.rotation = rotation

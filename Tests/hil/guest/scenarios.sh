@@ -57,8 +57,10 @@ UNIT=$REPO/systemd/biometricd.service
 unit() { sed -n "s/^$1=//p" "$UNIT" | tail -1; }
 D_USER=$(unit User) D_GROUP=$(unit Group) D_SUPP=$(unit SupplementaryGroups) D_UMASK=$(unit UMask)
 D_ENV=$(unit Environment)
-# Config file the unit's ExecStart (no arguments) reads: the repository's models.
-printf 'models = %s\nlog_level = info\n' "$MODELS" > /etc/biometricd/biometricd.conf
+# Config file the unit's ExecStart (no arguments) reads: the repository's models. vivid stands in
+# for a real sensor here, so it is trusted (refuse_virtual_cameras = no: test wiring, as in the
+# system test); by default a match on it would prove nothing (Docs/auth.md "Virtual cameras").
+printf 'models = %s\nlog_level = info\nrefuse_virtual_cameras = no\n' "$MODELS" > /etc/biometricd/biometricd.conf
 
 # udev: systemd-udevd and its helpers (v4l_id, default rules) from Debian's udev .deb, the
 # project's rule installed as Docs/install.md says.

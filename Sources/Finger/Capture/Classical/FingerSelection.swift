@@ -2,7 +2,7 @@ import CFingerVision
 import Foundation
 
 /// A finger-like shape the detector found (frame pixels).
-struct FingerCandidate {
+struct ClassicalCandidate {
     var tipX, tipY: Double
     /// Unit vector base → tip.
     var dirX, dirY: Double
@@ -37,25 +37,25 @@ struct FingerCandidate {
     var shadingRatio: Double? { centreLevel > 8 ? edgeLevel / centreLevel : nil }
 }
 
-/// Picks the fingers of one hand among the candidates and names them.
+/// Picks the fingers of one hand among the candidates and names them (the baseline detector).
 ///
 /// Convention: the palm faces the camera, the image is not mirrored. Then a right hand's thumb is
 /// on the image's right, so index→little runs right→left for a right hand and left→right for a
 /// left hand, measured across the fingers' mean direction (works for a tilted hand).
-enum FingerSelection {
+enum ClassicalFingerSelection {
     static let minimumScore = 0.45
 
-    static func select(_ candidates: [FingerCandidate], options: FingerCaptureOptions,
-                       tracked: [FingerPosition: FingerBox]) -> [(FingerPosition, FingerCandidate)] {
+    static func select(_ candidates: [ClassicalCandidate], options: FingerCaptureOptions,
+                       tracked: [FingerPosition: FingerBox]) -> [(FingerPosition, ClassicalCandidate)] {
         let good = candidates.filter { $0.score >= minimumScore }
         guard let seed = good.first else { return [] }
         let expected = options.expectedDigits
         guard !expected.isEmpty else { return [] }
-        if options.mode == .thumb {
+        if options.mode != .fingers {
             // The extended thumb is the longest straight finger in view (curled fingers of the fist
             // show shorter straight stretches).
             let thumb = good.max { $0.score * min($0.length / $0.width, 4) < $1.score * min($1.length / $1.width, 4) } ?? seed
-            return [(FingerPosition(options.hand, .thumb), thumb)]
+            return [(FingerPosition(options.hand, expected[0]), thumb)]
         }
         // The hand: candidates like the best one (the detector puts the best hand-like group first).
         var members = good.filter { c in
@@ -79,14 +79,14 @@ enum FingerSelection {
         // Index first: toward the thumb side.
         let sideX = -uy, sideY = ux // "right" of the finger direction on screen
         let towardThumb = options.hand == .right ? 1.0 : -1.0
-        let lateral = { (c: FingerCandidate) in (c.tipX * sideX + c.tipY * sideY) * towardThumb }
+        let lateral = { (c: ClassicalCandidate) in (c.tipX * sideX + c.tipY * sideY) * towardThumb }
         members.sort { lateral($0) > lateral($1) }
         let positions = expected.map { FingerPosition(options.hand, $0) }
         if members.count == positions.count { return Array(zip(positions, members)) }
         // Fewer than expected: names from the previous frames' tracks when they agree…
         if !tracked.isEmpty {
             var used = Set<FingerPosition>()
-            var named: [(FingerPosition, FingerCandidate)] = []
+            var named: [(FingerPosition, ClassicalCandidate)] = []
             for c in members {
                 let box = c.box
                 let nearest = tracked.filter { !used.contains($0.key) }
@@ -101,7 +101,7 @@ enum FingerSelection {
         }
         // …else from the thumb side, skipping a digit where the gap between neighbours is wider
         // than one finger would leave (adjacent fingertips are 1.1–1.5 widths apart).
-        var named: [(FingerPosition, FingerCandidate)] = []
+        var named: [(FingerPosition, ClassicalCandidate)] = []
         var slot = 0
         for (i, c) in members.enumerated() {
             if i > 0 {
@@ -112,51 +112,5 @@ enum FingerSelection {
             named.append((positions[slot], c))
         }
         return named
-    }
-}
-
-/// Smooths each finger's box over frames (the event boxes should not jitter with the detector)
-/// and remembers where each finger was, to name fingers when some are missing.
-struct FingerTracker {
-    private struct Track {
-        var box: FingerBox
-        var missed = 0
-    }
-    private var tracks: [FingerPosition: Track] = [:]
-    /// Weight of the new measurement.
-    static let alpha = 0.6
-    static let maximumMissed = 5
-
-    var boxes: [FingerPosition: FingerBox] { tracks.mapValues(\.box) }
-
-    mutating func reset() { tracks.removeAll() }
-
-    /// Updates the tracks with this frame's boxes; returns the smoothed boxes.
-    mutating func update(_ observed: [(FingerPosition, FingerBox)]) -> [FingerPosition: FingerBox] {
-        var seen = Set<FingerPosition>()
-        var result: [FingerPosition: FingerBox] = [:]
-        for (position, box) in observed {
-            seen.insert(position)
-            var smoothed = box
-            if let old = tracks[position]?.box,
-               hypot(old.centreX - box.centreX, old.centreY - box.centreY) < 0.5 * box.width {
-                let a = Self.alpha
-                var dAngle = box.angle - old.angle
-                if dAngle > 180 { dAngle -= 360 }
-                if dAngle < -180 { dAngle += 360 }
-                smoothed = FingerBox(centreX: old.centreX + a * (box.centreX - old.centreX),
-                                     centreY: old.centreY + a * (box.centreY - old.centreY),
-                                     width: old.width + a * (box.width - old.width),
-                                     height: old.height + a * (box.height - old.height),
-                                     angle: old.angle + a * dAngle)
-            }
-            tracks[position] = Track(box: smoothed)
-            result[position] = smoothed
-        }
-        for key in tracks.keys where !seen.contains(key) {
-            tracks[key]!.missed += 1
-            if tracks[key]!.missed > Self.maximumMissed { tracks[key] = nil }
-        }
-        return result
     }
 }

@@ -1,0 +1,24 @@
+// Helpers shared by hand.cpp and fingertip.cpp (internal, not part of the C API).
+#ifndef CVISION_FINGER_INTERNAL_HPP
+#define CVISION_FINGER_INTERNAL_HPP
+
+#include "cvision_hand.h"
+
+#include <opencv2/core.hpp>
+
+namespace cvis::finger {
+
+/// A wide Gaussian of `src` computed at a quarter of the resolution (the result is smooth anyway).
+void smooth(const cv::Mat &src, cv::Mat &dst, double sigma);
+
+/// Mean of `src` over the mask's support (normalised convolution), so the finger's edge does not
+/// pull the local mean toward the background.
+cv::Mat masked_blur(const cv::Mat &src, const cv::Mat &maskF, double sigma);
+
+/// Quality measures of a float print (ridges at ~500 ppi: period ≈ 9 px) over a 0/1 float mask;
+/// `raw` is the flat-fielded print in the camera's grey levels (for the contrast measure).
+void measure_print(const cv::Mat &norm, const cv::Mat &raw, const cv::Mat &maskF, cvis_print_quality &q);
+
+} // namespace cvis::finger
+
+#endif
