@@ -135,13 +135,17 @@ final class FingerFlowTests: XCTestCase {
             // The halftone cue needs the dots resolved: fingers ≥ ~180 px wide at 1280×720
             // (Docs/finger-camera.md); at 170 px this rendered print passes as live.
             try scene(fingers(101, impression: 3), extra: ["--attack", "paper", "--finger-width", "200"]),
-            try scene(fingers(101, impression: 3), extra: ["--finger-width", "200"]),
+            // The live hand at the default width: at 200 px the rendered skin texture sits near the
+            // periodic-texture limit, and which frames a loaded machine analyses decided its verdict.
+            try scene(fingers(101, impression: 3)),
         ])
         let client = try daemon.client()
         _ = try enroll(client, "ana", camera: "replay0")
         let attack = rpcError {
             let _: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(
-                user: "ana", camera: "replay1", capture: FingerCaptureSettings(liveness: .medium, timeoutS: 8)))
+                // Time for the liveness cue's frames even while prints are extracted (the learned
+                // extractor holds up the frames it analyses less often than the classical one).
+                user: "ana", camera: "replay1", capture: FingerCaptureSettings(liveness: .medium, timeoutS: 30)))
         }
         XCTAssertEqual(attack?.errorReason, .spoofDetected, "a printed hand of the enrolled fingers: \(String(describing: attack))")
         let live: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(
@@ -199,7 +203,8 @@ final class FingerFlowTests: XCTestCase {
             XCTAssertEqual(captured.position?.name, finger.position)
             XCTAssertNil(extracted.position)
             let unnamed = FingerTemplate(sourcePPI: captured.sourcePPI, width: captured.width, height: captured.height, quality: captured.quality,
-                                         position: nil, minutiae: captured.minutiae, orientationField: captured.orientationField)
+                                         position: nil, minutiae: captured.minutiae, orientationField: captured.orientationField,
+                                         minutiaeSource: captured.minutiaeSource)
             XCTAssertEqual(unnamed.encoded(), extracted.encoded(),
                            "\(finger.position): finger.extract on the returned PNG gives the returned template")
             XCTAssertEqual(again.minutiae.count, finger.minutiae)
