@@ -107,11 +107,16 @@ extension FingerMethods {
     {
         let finger = self.finger
         let threshold = threshold(p, context.peer)
-        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: threshold, startedAt: monotonicNanoseconds())
+        let started = monotonicNanoseconds()
+        let session = FingerAuthentication(FingerCaptureSpec(p.capture), threshold: threshold, startedAt: started)
+        // Past the call's time-out, a frame's remaining prints are not extracted: the call then ends
+        // within its time-out plus one print's extraction, well inside the hard deadline's margin.
+        let endsAt = started + UInt64(max(0, session.timeLimitMs)) * 1_000_000
         return try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
                                             preview: p.capture.preview, admit: admit) { prints in
             var matches: [FingerPosition: [FingerMatch]] = [:]
             for print in prints.sorted(by: { $0.quality > $1.quality }) {
+                if !matches.isEmpty, monotonicNanoseconds() >= endsAt { break }
                 guard let ranked = try? await finger.run({
                     finger.rank(try finger.probes(print.image, position: print.position, for: references.sources), among: references)
                 }) else { continue }
