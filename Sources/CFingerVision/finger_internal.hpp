@@ -5,6 +5,7 @@
 #include "cvision_hand.h"
 
 #include <opencv2/core.hpp>
+#include <opencv2/core/types.hpp>
 
 namespace cvis::finger {
 
@@ -18,6 +19,11 @@ cv::Mat masked_blur(const cv::Mat &src, const cv::Mat &maskF, double sigma);
 /// Quality measures of a float print (ridges at ~500 ppi: period ≈ 9 px) over a 0/1 float mask;
 /// `raw` is the flat-fielded print in the camera's grey levels (for the contrast measure).
 void measure_print(const cv::Mat &norm, const cv::Mat &raw, const cv::Mat &maskF, cvis_print_quality &q);
+
+/// Mean grey across a finger's middle and near its sides, a little below its tip (`dir` points
+/// from the finger's base to the tip, unit length; `width` in pixels): a real, rounded fingertip
+/// is darker toward its edges (shading); a flat picture of one much less so. BGR or grey `img`.
+void shading_levels(const cv::Mat &img, cv::Point2f tip, cv::Point2f dir, float width, float &centre, float &edge);
 
 } // namespace cvis::finger
 

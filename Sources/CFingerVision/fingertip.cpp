@@ -103,36 +103,6 @@ void edge_maps(const cv::Mat &view, float sigma, cv::Mat &gx, cv::Mat &gy) {
     }
 }
 
-// Mean grey across the finger's middle and near its sides, a little below the apex.
-void shading(const cv::Mat &grey, const cvis_fingertip &t, float &centre, float &edge) {
-    cv::Point2f tip(t.tip_x, t.tip_y), dir(t.dir_x, t.dir_y), perp(-t.dir_y, t.dir_x);
-    double sc = 0, se = 0;
-    int nc = 0, ne = 0;
-    for (float along = 0.5f; along <= 1.3f; along += 0.1f) {
-        cv::Point2f p0 = tip - dir * (along * t.width);
-        for (float u = -0.9f; u <= 0.9f; u += 0.05f) {
-            cv::Point2f p = p0 + perp * (u * 0.5f * t.width);
-            int x = int(p.x + 0.5f), y = int(p.y + 0.5f);
-            if (x < 0 || y < 0 || x >= grey.cols || y >= grey.rows) continue;
-            float v = grey.channels() == 3 ? [&] {
-                const cv::Vec3b &b = grey.at<cv::Vec3b>(y, x);
-                return 0.114f * b[0] + 0.587f * b[1] + 0.299f * b[2];
-            }()
-                                           : float(grey.at<uint8_t>(y, x));
-            float au = std::fabs(u);
-            if (au < 0.3f) {
-                sc += v;
-                ++nc;
-            } else if (au > 0.7f && au < 0.9f) {
-                se += v;
-                ++ne;
-            }
-        }
-    }
-    centre = nc ? float(sc / nc) : 0;
-    edge = ne ? float(se / ne) : 0;
-}
-
 // Ridge measure of one grey float image over a 0/1 mask: 32-pixel blocks (Hann window, a step of
 // 16) whose power spectrum has a clear single peak at periods 2.5–12.8 px. A block has ridges when
 // the peak (±1.5 frequency bins, with its mirror) holds ≥ 30 % of the band's energy and the band
@@ -496,7 +466,7 @@ cvis_status cvis_fingertip_measure(cvis_image_view image, cvis_fingertip_seed se
                 t.repeated = replication(frame, cv::Rect(int(c.x) - side / 2, int(c.y) - side / 2, side, side));
             }
         }
-        shading(frame, t, t.centre_level, t.edge_level);
+        cvis::finger::shading_levels(frame, {t.tip_x, t.tip_y}, {t.dir_x, t.dir_y}, t.width, t.centre_level, t.edge_level);
         *out = t;
         return CVIS_OK;
     });

@@ -278,39 +278,6 @@ bool finger_at(const std::vector<cv::Point2f> &pts, const cv::Mat &mask, int i, 
     return out.score > 0.15f;
 }
 
-// Mean grey across the finger's middle and near its sides, a little below the tip: a real,
-// rounded fingertip is darker toward its edges (shading); a flat picture of one much less so.
-void shading_levels(const cv::Mat &img, const Candidate &f, float &centre, float &edge) {
-    cv::Point2f perp(-f.dir.y, f.dir.x);
-    double sc = 0, se = 0;
-    int nc = 0, ne = 0;
-    for (float along = 0.5f; along <= 1.3f; along += 0.1f) {
-        cv::Point2f p0 = f.tip - f.dir * (along * f.width);
-        for (float u = -0.9f; u <= 0.9f; u += 0.05f) {
-            cv::Point2f p = p0 + perp * (u * 0.5f * f.width);
-            int x = int(p.x + 0.5f), y = int(p.y + 0.5f);
-            if (x < 0 || y < 0 || x >= img.cols || y >= img.rows) continue;
-            float v;
-            if (img.channels() == 3) {
-                const cv::Vec3b &b = img.at<cv::Vec3b>(y, x);
-                v = 0.114f * b[0] + 0.587f * b[1] + 0.299f * b[2];
-            } else {
-                v = img.at<uint8_t>(y, x);
-            }
-            float au = std::fabs(u);
-            if (au < 0.3f) {
-                sc += v;
-                ++nc;
-            } else if (au > 0.7f && au < 0.9f) {
-                se += v;
-                ++ne;
-            }
-        }
-    }
-    centre = nc ? float(sc / nc) : 0;
-    edge = ne ? float(se / ne) : 0;
-}
-
 // Reorders `cands` so that the best-scoring hand-like group (up to five candidates of similar width
 // and direction whose tips lie within a few widths of each other) comes first; returns its score.
 float group_first(std::vector<Candidate> &cands) {
@@ -525,7 +492,7 @@ int cvis_hand_find_fingers(cvis_hand_engine *engine, cvis_image_view image, floa
                 f.width = c.width;
                 f.length = c.length;
                 f.score = c.score;
-                shading_levels(frame, c, f.centre_level, f.edge_level);
+                cvis::finger::shading_levels(frame, c.tip, c.dir, c.width, f.centre_level, f.edge_level);
             }
             found = count;
             return CVIS_OK;
@@ -540,6 +507,38 @@ int cvis_hand_find_fingers(cvis_hand_engine *engine, cvis_image_view image, floa
 // Fingertip prints: upright crop at 500 ppi, shading removed, local contrast normalised; quality.
 // ---------------------------------------------------------------------------------------------
 namespace cvis::finger {
+
+void shading_levels(const cv::Mat &img, cv::Point2f tip, cv::Point2f dir, float width, float &centre, float &edge) {
+    cv::Point2f perp(-dir.y, dir.x);
+    double sc = 0, se = 0;
+    int nc = 0, ne = 0;
+    for (float along = 0.5f; along <= 1.3f; along += 0.1f) {
+        cv::Point2f p0 = tip - dir * (along * width);
+        for (float u = -0.9f; u <= 0.9f; u += 0.05f) {
+            cv::Point2f p = p0 + perp * (u * 0.5f * width);
+            int x = int(p.x + 0.5f), y = int(p.y + 0.5f);
+            if (x < 0 || y < 0 || x >= img.cols || y >= img.rows) continue;
+            float v;
+            if (img.channels() == 3) {
+                const cv::Vec3b &b = img.at<cv::Vec3b>(y, x);
+                v = 0.114f * b[0] + 0.587f * b[1] + 0.299f * b[2];
+            } else {
+                v = img.at<uint8_t>(y, x);
+            }
+            float au = std::fabs(u);
+            if (au < 0.3f) {
+                sc += v;
+                ++nc;
+            } else if (au > 0.7f && au < 0.9f) {
+                se += v;
+                ++ne;
+            }
+        }
+    }
+    centre = nc ? float(sc / nc) : 0;
+    edge = ne ? float(se / ne) : 0;
+}
+
 
 // Mean of `src` over the mask's support (normalised convolution), so the finger's edge does not
 // pull the local mean toward the background.

@@ -427,15 +427,5 @@ done:
 
 int pamb_build_clear_request(char *buf, size_t cap, long id, const char *user)
 {
-    struct sbuf b = { buf, cap, 0, 0 };
-    char num[32];
-    if (buf == NULL || cap == 0 || !pamb_user_valid(user)) return -1;
-    buf[0] = '\0';
-    snprintf(num, sizeof num, "%ld", id);
-    puts_(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
-    puts_(&b, num);
-    puts_(&b, ",\"method\":\"auth.lockout.clear\",\"params\":{\"user\":");
-    put_json_string(&b, user);
-    puts_(&b, "}}\n");
-    return b.bad ? -1 : (int)b.len;
+    return build_user_call(buf, cap, id, "auth.lockout.clear", user);
 }
