@@ -14,7 +14,15 @@ struct Finger: ParsableCommand {
         @Option(help: "Which hand.") var hand: Hand?
         @Flag(help: "Capture the thumb instead of the four fingers.") var thumb = false
         @Flag(help: "Capture one finger held close to the camera (name it with --finger).") var single = false
-        @Option(help: "The finger shown with --single (thumb, index, middle, ring, little; default index).") var finger: Digit?
+        // Any digit (the thumb too): not Digit's own argument parsing, which lists only the
+        // fingers --amputated accepts.
+        @Option(help: "The finger shown with --single (thumb, index, middle, ring, little; default index).",
+                transform: { name in
+                    guard let digit = Digit(rawValue: name) else {
+                        throw ValidationError("--finger: '\(name)' is not a finger (thumb, index, middle, ring, little)")
+                    }
+                    return digit
+                }) var finger: Digit?
         @Option(help: "A finger that is missing (repeat for each).") var amputated: [Digit] = []
         @Option(help: "How hard to look for a fake finger.") var liveness: LivenessLevel?
         @Option(help: "Minimum print quality (0-100).") var quality: Int?
