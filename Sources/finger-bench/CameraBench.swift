@@ -23,7 +23,7 @@ func runCameraBench(_ arguments: [String]) {
                                                          [--save DIR] [--sets subhih,palm,ksahib,contactless3d]
                    biometricd-finger-bench camera repeat [--data DIR=../shared/data/hands] [--models DIR=models]
                    biometricd-finger-bench camera replay DIR [--mode fingers|thumb|single] [--hand right|left]
-                                                         [--loops N=1] [--models DIR=models]
+                                                         [--loops N=1] [--liveness LEVEL=none] [--models DIR=models]
             """)
         exit(2)
     }
@@ -566,7 +566,8 @@ private func cameraReplay(_ arguments: [String]) {
     let mode = CaptureMode(rawValue: option(arguments, "--mode") ?? "fingers") ?? .fingers
     let hand = Hand(rawValue: option(arguments, "--hand") ?? "right") ?? .right
     let loops = Int(option(arguments, "--loops") ?? "1") ?? 1
-    let capture = FingerCapture(options: FingerCaptureOptions(mode: mode, hand: hand, liveness: .none), models: loadModels(arguments))
+    let level = LivenessLevel(rawValue: option(arguments, "--liveness") ?? "none") ?? .none
+    let capture = FingerCapture(options: FingerCaptureOptions(mode: mode, hand: hand, liveness: level), models: loadModels(arguments))
     var index = 0
     for _ in 0..<loops {
         for name in names where [".png", ".jpg", ".jpeg"].contains(where: name.lowercased().hasSuffix) {
@@ -583,7 +584,8 @@ private func cameraReplay(_ arguments: [String]) {
                 } ?? "-"
                 return "\(o.position.digit.rawValue) w \(Int(o.box.width)) P \(f(m?.ridgePeriod ?? 0)) area \(f(m?.ridgeArea ?? 0, 2)) q \(o.quality) \(verdict)"
             }
-            print("\(index) \(name) \(f(ms, 0)) ms \(how): \(fingers.joined(separator: " | ")) → \(a.feedback.rawValue)")
+            print("\(index) \(name) \(f(ms, 0)) ms \(how): \(fingers.joined(separator: " | ")) → \(a.feedback.rawValue)"
+                + (level == .none ? "" : "; liveness \(capture.livenessVerdict().rawValue) (\(capture.livenessSummary))"))
             index += 1
         }
     }

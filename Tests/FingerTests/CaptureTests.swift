@@ -356,6 +356,24 @@ final class CaptureTests: XCTestCase {
         XCTAssertEqual(screen.livenessVerdict(), .fake)
     }
 
+    /// A loaded machine analyses one frame in ten: the hand can jump between two analysed frames.
+    /// What lies where the fingertips were (the palm of the hand now far away, the background) must
+    /// not be followed as fingertips: its flat shading would be liveness evidence against a live hand.
+    func testAHandThatJumpsAwayIsLookedForAfreshNotFollowed() throws {
+        let (capture, close) = try run(Scene(fingerWidth: 190), frames: 3, options: FingerCaptureOptions(liveness: .medium))
+        XCTAssertEqual(close.last?.fingers.count, 4, "the close hand is followed")
+        // The hand is suddenly far (fingers 70–110 px): every fingertip found is of that hand.
+        for (i, width) in [Float(70), 90, 110].enumerated() {
+            let far = capture.analyse(try frame(Scene(fingerWidth: width), index: 200 + i))
+            for finger in far.fingers {
+                XCTAssertLessThan(finger.box.width, Double(width) * 1.5,
+                                  "frame \(i) (fingers \(width) px): \(finger.position.name) is \(Int(finger.box.width)) px wide, followed from the close hand")
+            }
+        }
+        for i in 0..<5 { _ = capture.analyse(try frame(Scene(fingerWidth: 190), index: 300 + i)) }
+        XCTAssertEqual(capture.livenessVerdict(), .live)
+    }
+
     func testLivenessNeedsFramesAndNoneDecidesNothing() throws {
         let one = try run(Scene(), frames: 1, options: FingerCaptureOptions(liveness: .low)).0
         XCTAssertEqual(one.livenessVerdict(), .noDecision)

@@ -95,6 +95,10 @@ public final class FingerCapture {
     private var stale: [Digit: (tip: Fingertip, age: Int)] = [:]
     /// Frames a lost fingertip is looked for where the hand's motion puts it.
     static let staleFrames = 10
+    /// The most a followed fingertip's edge/centre shading may change between analysed frames
+    /// (the rendered and photographed live fingers vary by ≤ 0.05 while held; a jump to a palm or
+    /// the background changes it by 0.25–0.4).
+    static let maximumShadingChange = 0.15
     /// The palm check (kept while fingertips are followed; changed only when three landmark frames
     /// in a row disagree with it, or at a new track).
     private var palmShown = true
@@ -173,6 +177,9 @@ public final class FingerCapture {
 
     public func livenessVerdict() -> LivenessVerdict { liveness.verdict }
 
+    /// The liveness evidence so far (frames, each cue's median), for benches and debug logs.
+    public var livenessSummary: String { liveness.summary }
+
     /// The distance scale for frames of this size.
     public func distanceScale(frameWidth: Int, frameHeight: Int) -> DistanceScale {
         if let scale, scale.width == frameWidth, scale.height == frameHeight { return scale.scale }
@@ -199,6 +206,15 @@ public final class FingerCapture {
             for digit in expected {
                 guard let last = previous[digit], let next = follow(last, in: view) else { continue }
                 tips[digit] = next
+            }
+            // A track that lost more than half its fingertips in one frame is not followed: the
+            // hand jumped (a fast move between analysed frames, a cut), and what was found where
+            // the fingertips had been is whatever lies there now (a palm, another finger).
+            let tracked = previous.keys.filter(expected.contains).count
+            if tracked >= 2, 2 * tips.count < tracked {
+                tips.removeAll()
+                previous.removeAll()
+                stale.removeAll()
             }
             followStale(in: view, into: &tips)
             // 2. The hand's landmarks; the palm detector runs only when nothing is tracked (while
@@ -468,7 +484,13 @@ public final class FingerCapture {
         let turn = Double(next.raw.dir_x * last.raw.dir_x + next.raw.dir_y * last.raw.dir_y)
         let moved = hypot(next.tipX - last.tipX, next.tipY - last.tipY)
         let level = last.raw.centre_level > 8 ? Double(next.raw.centre_level / last.raw.centre_level) : 1
-        guard (0.75...1.33).contains(ratio), turn > cos(25 * .pi / 180), moved < 0.6 * last.width, (0.65...1.5).contains(level)
+        // A finger's edge/centre shading does not change much from one analysed frame to the next;
+        // an outline found where a fingertip was that is lit flat or brighter at its sides is
+        // something else (a palm or the background after the hand jumped).
+        var shadingChange = 0.0
+        if let before = last.shadingRatio, let now = next.shadingRatio { shadingChange = abs(now - before) }
+        guard (0.75...1.33).contains(ratio), turn > cos(25 * .pi / 180), moved < 0.6 * last.width, (0.65...1.5).contains(level),
+              shadingChange <= Self.maximumShadingChange
         else { return nil }
         return next
     }

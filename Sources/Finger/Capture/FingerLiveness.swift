@@ -68,6 +68,12 @@ struct FingerLiveness {
         return checked > 0 ? .live : .noDecision
     }
 
+    /// The evidence so far, for benches and logs: frames and each cue's median (no biometric data).
+    var summary: String {
+        func m(_ v: [Double]) -> String { v.isEmpty ? "-" : String(format: "%.2f", median(v)) }
+        return "frames \(frames) last shading \(shadingRatios.last.map { String(format: "%.2f", $0) } ?? "-") periodicity \(periodicities.last.map { String(format: "%.1f", $0) } ?? "-"); medians: saturation \(m(saturations)) cr \(m(crs)) shading \(m(shadingRatios)) periodicity \(m(periodicities))"
+    }
+
     private func median(_ values: [Double]) -> Double {
         guard !values.isEmpty else { return 0 }
         let sorted = values.sorted()
