@@ -210,14 +210,17 @@ let package = Package(
             path: "Tests/Support/StoreCrashWriter"
         ),
 
+        // What tests need from their environment: a skip on a developer's machine, a failure in CI.
+        .target(name: "TestRequirements", path: "Tests/Support/TestRequirements"),
+
         // MARK: Tests, beside each module
         .testTarget(name: "CoreTests", dependencies: ["BiometricCore"], path: "Tests/CoreTests"),
         .testTarget(name: "ProtocolTests", dependencies: ["BiometricProtocol"], path: "Tests/ProtocolTests"),
         .testTarget(name: "ClientTests", dependencies: ["BiometricClient", "BiometricProtocol"], path: "Tests/ClientTests"),
-        .testTarget(name: "CameraTests", dependencies: ["BiometricCamera", "BiometricCore", "CImaging", "CVisionReference"],
+        .testTarget(name: "CameraTests", dependencies: ["TestRequirements", "BiometricCamera", "BiometricCore", "CImaging", "CVisionReference"],
                     path: "Tests/CameraTests"),
         .testTarget(
-            name: "StoreTests", dependencies: ["BiometricStore", .product(name: "SystemPackage", package: "swift-system")],
+            name: "StoreTests", dependencies: ["TestRequirements", "BiometricStore", .product(name: "SystemPackage", package: "swift-system")],
             path: "Tests/StoreTests"
         ),
         .testTarget(name: "AuthTests", dependencies: ["BiometricAuth", "BiometricStore"], path: "Tests/AuthTests"),
@@ -229,18 +232,18 @@ let package = Package(
             ],
             path: "Tests/FIDOTests"
         ),
-        .testTarget(name: "FaceTests", dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CImaging"],
+        .testTarget(name: "FaceTests", dependencies: ["TestRequirements", "BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CImaging"],
                     path: "Tests/FaceTests"),
         .testTarget(
             name: "FingerTests",
-            dependencies: ["BiometricFinger", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFingerVision", "CImaging", "CHandScene",
+            dependencies: ["TestRequirements", "BiometricFinger", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFingerVision", "CImaging", "CHandScene",
                            "CVisionReference"],
             path: "Tests/FingerTests"
         ),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "BiometricFIDO", "CImaging",
+                "TestRequirements", "BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "BiometricFIDO", "CImaging",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Tests/DaemonTests"

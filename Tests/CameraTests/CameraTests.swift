@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Synchronization
 import XCTest
+import TestRequirements
 
 /// ../shared/data next to the repository.
 let sharedData = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -159,7 +160,7 @@ final class ReplayTests: XCTestCase {
         let clip = sharedData + "/video/grid_face_blink_a"
         guard let file = (try? FileManager.default.contentsOfDirectory(atPath: clip))?
             .first(where: { ["mp4", "avi", "mkv", "mpg", "mov"].contains(($0 as NSString).pathExtension.lowercased()) })
-        else { throw XCTSkip("no video file in \(clip)") }
+        else { throw missing("no video file in \(clip)") }
         let device = try ReplayDevice(spec: .replay(path: clip + "/" + file, fps: 200, loop: false), id: "v")
         let source = try device.open(CaptureRequest())
         var count = 0

@@ -3,6 +3,7 @@ import CImaging
 import CVisionReference
 import Foundation
 import XCTest
+import TestRequirements
 
 /// CImaging decodes still images through libpng, libjpeg-turbo, libtiff and libwebp, and video files
 /// through FFmpeg's libraries loaded on demand, instead of OpenCV's imgcodecs and videoio (whose
@@ -63,7 +64,7 @@ final class CodecTests: XCTestCase {
         let lfw = files(Self.shared + "/faces/lfw/images", every: 97, extensions: ["jpg"])
         let prints = files(Self.shared + "/fingers", every: 7, extensions: ["tif", "tiff"])
         let hands = files(Self.shared + "/hands", every: 3, extensions: ["jpg", "jpeg", "png"])
-        guard !lfw.isEmpty, !prints.isEmpty else { throw XCTSkip("../shared/data is not beside the repository") }
+        guard !lfw.isEmpty, !prints.isEmpty else { throw missing("../shared/data is not beside the repository") }
         for path in lfw + prints + hands {
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             assertSame(bytes, (path as NSString).lastPathComponent)
@@ -142,7 +143,7 @@ final class CodecTests: XCTestCase {
     /// the same declared rate.
     func testVideoFramesAreOpenCVsFrames() throws {
         let clips = ["tran_live", "tran_replay_screen", "grid_face_blink_a"].map { Self.shared + "/video/\($0)/video.mp4" }
-        guard FileManager.default.fileExists(atPath: clips[0]) else { throw XCTSkip("../shared/data is not beside the repository") }
+        guard FileManager.default.fileExists(atPath: clips[0]) else { throw missing("../shared/data is not beside the repository") }
         for clip in clips {
             var status = CVIS_OK
             guard let video = cvis_video_open(clip, &status) else { return XCTFail("\(clip): \(String(cString: cvis_last_error()))") }

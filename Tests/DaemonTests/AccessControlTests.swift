@@ -3,6 +3,7 @@ import BiometricProtocol
 import BiometricStore
 import Foundation
 import XCTest
+import TestRequirements
 
 /// SPEC §3 with real uids: a daemon started by root, `authctl` run as `nobody` via runuser.
 final class AccessControlTests: XCTestCase {
@@ -10,8 +11,8 @@ final class AccessControlTests: XCTestCase {
     let authctl = productsDirectory + "/authctl"
 
     override func setUpWithError() throws {
-        guard geteuid() == 0 else { throw XCTSkip("needs root to run clients as another uid (CI runs as root)") }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { throw XCTSkip("runuser missing") }
+        guard geteuid() == 0 else { throw missing("needs root to run clients as another uid (CI runs as root)") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { throw missing("runuser missing") }
         // An enrolled user "alice" with a template, written before the daemon starts.
         daemon = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=20&loop=true"]) { state in
             let store = try TemplateStore(directory: state, key: try TemplateKey.load(stateDirectory: state, credentialsDirectory: nil))
@@ -151,7 +152,7 @@ final class CommandLineTests: XCTestCase {
     let biometricd = productsDirectory + "/biometricd"
 
     func testAuthctlUnreachableAndUsage() throws {
-        guard FileManager.default.isExecutableFile(atPath: authctl) else { throw XCTSkip("build first") }
+        guard FileManager.default.isExecutableFile(atPath: authctl) else { throw missing("build first") }
         let unreachable = try runProgram(authctl, ["status", "--socket", "/tmp/no-such-daemon.sock"])
         XCTAssertEqual(unreachable.status, 3)
         XCTAssertTrue(unreachable.stderr.contains("not running"), unreachable.stderr)
@@ -165,7 +166,7 @@ final class CommandLineTests: XCTestCase {
     /// The protocol's names are the command line's values: a typo is a usage error (exit 2) that
     /// lists the accepted names, before any call; a right name goes on to the daemon (here: none, 3).
     func testAuthctlRefusesNamesThatAreNotInTheProtocol() throws {
-        guard FileManager.default.isExecutableFile(atPath: authctl) else { throw XCTSkip("build first") }
+        guard FileManager.default.isExecutableFile(atPath: authctl) else { throw missing("build first") }
         let socket = ["--socket", "/tmp/no-such-daemon.sock"]
         let hand = try runProgram(authctl, ["finger", "enroll", "ana", "--hand", "middle"] + socket)
         XCTAssertEqual(hand.status, 2)
@@ -198,7 +199,7 @@ final class CommandLineTests: XCTestCase {
     }
 
     private func startupFailure(_ arguments: [String]) throws -> String {
-        guard FileManager.default.isExecutableFile(atPath: biometricd) else { throw XCTSkip("build first") }
+        guard FileManager.default.isExecutableFile(atPath: biometricd) else { throw missing("build first") }
         let result = try runProgram(biometricd, ["--socket", "/tmp/bmd-fail-\(UUID().uuidString.prefix(6)).sock",
                                           "--state-dir", NSTemporaryDirectory() + "bmd-fail-state"] + arguments)
         XCTAssertNotEqual(result.status, 0, "must refuse to start: \(arguments)")

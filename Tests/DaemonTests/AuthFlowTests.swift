@@ -3,6 +3,7 @@ import BiometricClient
 import BiometricProtocol
 import Foundation
 import XCTest
+import TestRequirements
 
 /// PIN, policy, lockout, auth.authenticate and keys through the socket (SPEC §4, §6).
 final class AuthFlowTests: XCTestCase {
@@ -95,7 +96,7 @@ final class AuthFlowTests: XCTestCase {
     }
 
     func testTestHookIsRefusedWhenPrivileged() throws {
-        guard geteuid() == 0 else { throw XCTSkip("needs root") }
+        guard geteuid() == 0 else { throw missing("needs root") }
         XCTAssertThrowsError(try daemon(["--set", "test_hold_replies_ms=100"]))
     }
 
@@ -159,7 +160,7 @@ final class AuthFlowTests: XCTestCase {
     }
 
     func testNobodyCannotTouchAnotherUsersAuthentication() throws {
-        guard geteuid() == 0 else { throw XCTSkip("needs root to run clients as another uid (CI runs as root)") }
+        guard geteuid() == 0 else { throw missing("needs root to run clients as another uid (CI runs as root)") }
         let d = try daemon()
         let c = try d.client()
         let _: PINResult = try c.call(Method.pinSet, PINSetParams(user: "alice", pin: "9753"))
@@ -194,7 +195,7 @@ final class AuthFlowTests: XCTestCase {
     func requireModels() throws -> String {
         let models = repositoryRoot + "/models"
         guard FileManager.default.fileExists(atPath: models + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
         return models
     }

@@ -2,6 +2,7 @@ import BiometricClient
 import BiometricProtocol
 import Foundation
 import XCTest
+import TestRequirements
 
 /// Where `swift build` put the executables (next to the test bundle).
 let productsDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
@@ -33,7 +34,7 @@ final class DaemonProcess {
          environment: [String: String] = [:], prepare: ((String) throws -> Void)? = nil) throws {
         let binary = productsDirectory + "/biometricd"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw XCTSkip("\(binary) missing: run `swift build` before `swift test`")
+            throw missing("\(binary) missing: run `swift build` before `swift test`")
         }
         root = existing ?? "/tmp/bmd-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true,

@@ -6,6 +6,7 @@ import BiometricProtocol
 import Crypto
 import Foundation
 import XCTest
+import TestRequirements
 
 /// The FIDO2 authenticator of a real biometricd process, over its test socket (the HID report
 /// stream a hidraw node carries), with UV by a live face: the enrolled person's live clip on a
@@ -86,10 +87,10 @@ final class FIDODaemonTests: XCTestCase {
     func testUVByALiveFaceMakesAndUsesAPasskeyAndAStrangerIsRefused() throws {
         for file in ["dlib_face_recognition_resnet_model_v1.dat", "MiniFASNetV2.onnx", "MiniFASNetV1SE.onnx"]
         where !FileManager.default.fileExists(atPath: Self.models + "/" + file) {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
         let live = sharedData + "/video/tran_live/video.mp4"
-        guard FileManager.default.fileExists(atPath: live) else { throw XCTSkip("\(live) missing") }
+        guard FileManager.default.fileExists(atPath: live) else { throw missing("\(live) missing") }
         let photos = "/tmp/bmd-fido-photo-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: photos) }
@@ -173,10 +174,10 @@ final class FIDODaemonTests: XCTestCase {
     /// the request answers CTAP2_ERR_KEEPALIVE_CANCEL, and the authenticator answers again.
     func testCancelDuringUVEndsTheFaceSession() throws {
         guard FileManager.default.fileExists(atPath: Self.models + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
         let live = sharedData + "/video/tran_live/video.mp4"
-        guard FileManager.default.fileExists(atPath: live) else { throw XCTSkip("\(live) missing") }
+        guard FileManager.default.fileExists(atPath: live) else { throw missing("\(live) missing") }
         // A camera that never shows a face: mid-grey noise.
         let noFace = "/tmp/bmd-fido-empty-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: noFace, withIntermediateDirectories: true)

@@ -3,6 +3,7 @@ import BiometricProtocol
 import CImaging
 import Foundation
 import XCTest
+import TestRequirements
 
 /// Face enrol / verify / identify through the socket, on replay cameras of real faces.
 final class FaceFlowTests: XCTestCase {
@@ -11,7 +12,7 @@ final class FaceFlowTests: XCTestCase {
 
     override func setUpWithError() throws {
         guard FileManager.default.fileExists(atPath: Self.models + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
     }
 
@@ -388,7 +389,7 @@ final class FaceFlowTests: XCTestCase {
     }
 
     func testNobodyCannotEnrolOrVerifyAnotherUser() throws {
-        guard geteuid() == 0 else { throw XCTSkip("needs root to run a client as nobody") }
+        guard geteuid() == 0 else { throw missing("needs root to run a client as nobody") }
         let daemon = try startDaemon(["replay:\(try photos("Tony_Blair", [18, 32, 48]))?fps=10&loop=true"])
         _ = try enroll(try daemon.client(), "tony", camera: "replay0")
         for method in ["face.enroll", "face.verify"] {

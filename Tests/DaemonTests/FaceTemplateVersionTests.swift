@@ -3,6 +3,7 @@ import BiometricDaemon
 import BiometricProtocol
 import Foundation
 import XCTest
+import TestRequirements
 
 /// Version-2 face templates through the socket (Docs/face.md "Two networks, one score"): with the
 /// second network installed enrolment writes v2 and verify scores both networks; v1 templates keep
@@ -14,9 +15,9 @@ final class FaceTemplateVersionTests: XCTestCase {
 
     override func setUpWithError() throws {
         guard FileManager.default.fileExists(atPath: FaceFlowTests.models + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
-        guard FileManager.default.fileExists(atPath: Self.recognizer) else { throw XCTSkip("second network not in ../shared/models") }
+        guard FileManager.default.fileExists(atPath: Self.recognizer) else { throw missing("second network not in ../shared/models") }
     }
 
     override func tearDown() {

@@ -4,6 +4,7 @@ import BiometricProtocol
 import CImaging
 import Foundation
 import XCTest
+import TestRequirements
 
 let fvcImages = sharedData + "/fingers/fvc2002_db2_b/images"
 let handPhotos = sharedData + "/hands"
@@ -13,7 +14,7 @@ let modelArguments = ["--models", repositoryRoot + "/models"]
 /// A daemon whose finger captures can use the hand models (skips when set-up has not installed them).
 func fingerDaemon(cameras: [String]) throws -> DaemonProcess {
     guard FileManager.default.fileExists(atPath: repositoryRoot + "/models/palm_detection_lite.onnx") else {
-        throw XCTSkip("hand models not installed in \(repositoryRoot)/models: run scripts/setup.sh")
+        throw missing("hand models not installed in \(repositoryRoot)/models: run scripts/setup.sh")
     }
     return try DaemonProcess(cameras: cameras, extraArguments: modelArguments)
 }
@@ -26,7 +27,7 @@ final class FingerFlowTests: XCTestCase {
 
     override func setUpWithError() throws {
         guard FileManager.default.fileExists(atPath: fvcImages + "/101_1.tif") else {
-            throw XCTSkip("FVC2002 data missing at \(fvcImages)")
+            throw missing("FVC2002 data missing at \(fvcImages)")
         }
     }
 
@@ -215,7 +216,7 @@ final class FingerFlowTests: XCTestCase {
     /// `finger` [index]; `finger` belongs to mode single only.
     func testSingleFingerCloseUp() throws {
         let photo = handPhotos + "/ksahib_phone_fingers/sahibind2.jpeg"
-        guard FileManager.default.fileExists(atPath: photo) else { throw XCTSkip("\(photo) not found") }
+        guard FileManager.default.fileExists(atPath: photo) else { throw missing("\(photo) not found") }
         let dir = "/tmp/bmd-single-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: dir + "/frame_0000.jpeg", withDestinationPath: photo)
@@ -243,7 +244,7 @@ final class FingerFlowTests: XCTestCase {
     /// The back of a hand is never a print: feedback show_palm, and the capture ends in bad_capture.
     func testTheBackOfTheHandIsRefused() throws {
         let photo = handPhotos + "/subhih_handsdataset/images/Hand_0000002.jpg" // the back of a right hand
-        guard FileManager.default.fileExists(atPath: photo) else { throw XCTSkip("\(photo) not found") }
+        guard FileManager.default.fileExists(atPath: photo) else { throw missing("\(photo) not found") }
         let dir = "/tmp/bmd-back-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: dir + "/frame_0000.jpg", withDestinationPath: photo)

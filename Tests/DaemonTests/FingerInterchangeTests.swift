@@ -3,6 +3,7 @@ import BiometricFinger
 import BiometricProtocol
 import Foundation
 import XCTest
+import TestRequirements
 
 /// Template interchange and WSQ through the socket (issue 26 items 3–4): finger.add and
 /// finger.export in both formats, refusals that change nothing, finger.verify against templates
@@ -12,7 +13,7 @@ final class FingerInterchangeTests: XCTestCase {
 
     override func setUpWithError() throws {
         guard FileManager.default.fileExists(atPath: fvcImages + "/101_1.tif") else {
-            throw XCTSkip("FVC2002 data missing at \(fvcImages)")
+            throw missing("FVC2002 data missing at \(fvcImages)")
         }
     }
 

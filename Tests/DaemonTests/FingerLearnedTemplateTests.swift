@@ -2,6 +2,7 @@ import BiometricClient
 import BiometricProtocol
 import Foundation
 import XCTest
+import TestRequirements
 
 /// Version-3 finger templates through the socket (issue 35): a daemon with the learned minutiae
 /// model extracts version 3; version-1/2 templates (from a daemon without it) keep verifying
@@ -14,10 +15,10 @@ final class FingerLearnedTemplateTests: XCTestCase {
 
     override func setUpWithError() throws {
         guard FileManager.default.fileExists(atPath: fvcImages + "/101_1.tif") else {
-            throw XCTSkip("FVC2002 data missing at \(fvcImages)")
+            throw missing("FVC2002 data missing at \(fvcImages)")
         }
         guard FileManager.default.fileExists(atPath: Self.models + "/leader_cv46.onnx") else {
-            throw XCTSkip("\(Self.models)/leader_cv46.onnx not installed: run scripts/setup.sh")
+            throw missing("\(Self.models)/leader_cv46.onnx not installed: run scripts/setup.sh")
         }
     }
 

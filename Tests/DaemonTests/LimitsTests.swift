@@ -5,6 +5,7 @@ import BiometricStore
 import Foundation
 import Synchronization
 import XCTest
+import TestRequirements
 
 /// The per-uid shares, the fair order of expensive work and the storage quotas (SPEC §4 "Limits"):
 /// each decision branch on values, then the caps seen through a real daemon's socket.
@@ -134,12 +135,12 @@ final class LimitsTests: XCTestCase {
         let gate = DispatchSemaphore(value: 0)
         // The first flood job holds the only slot until the others are queued.
         let first = Task { try await queue.run(owner: 65534) { gate.wait(); log.entries.withLock { $0.append("flood") } } }
-        while queue.running == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await waitUntil("queue.running > 0") { queue.running > 0 }
         var flood: [Task<Void, any Error>] = []
         for _ in 0..<10 { flood.append(Task { try await queue.run(owner: 65534) { log.entries.withLock { $0.append("flood") } } }) }
-        while queue.queued < 10 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await waitUntil("queue.queued >= 10") { queue.queued >= 10 }
         let root = Task { try await queue.run(owner: 0) { log.entries.withLock { $0.append("root") } } }
-        while queue.queued < 11 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await waitUntil("queue.queued >= 11") { queue.queued >= 11 }
         gate.signal()
         try await root.value
         try await first.value
@@ -153,10 +154,10 @@ final class LimitsTests: XCTestCase {
         let queue = FairQueue(label: "test", width: 1, maxQueuedPerOwner: 2)
         let gate = DispatchSemaphore(value: 0)
         let busy = Task { try await queue.run(owner: 1) { gate.wait() } }
-        while queue.running == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await waitUntil("queue.running > 0") { queue.running > 0 }
         // A waiter canceled while waiting leaves the queue at once.
         let canceled = Task { try await queue.run(owner: 1) {} }
-        while queue.queued < 1 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await waitUntil("queue.queued >= 1") { queue.queued >= 1 }
         canceled.cancel()
         do {
             try await canceled.value
@@ -166,7 +167,7 @@ final class LimitsTests: XCTestCase {
         // Two fit in the uid's queue, the third is refused with 1009 queue_per_user.
         let a = Task { try await queue.run(owner: 1) {} }
         let b = Task { try await queue.run(owner: 1) {} }
-        while queue.queued < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await waitUntil("queue.queued >= 2") { queue.queued >= 2 }
         do {
             try await queue.run(owner: 1) {}
             XCTFail("a third waiting job of the same uid must be refused")
@@ -176,7 +177,7 @@ final class LimitsTests: XCTestCase {
         }
         // Another uid still gets a place.
         let other = Task { try await queue.run(owner: 2) {} }
-        while queue.queued < 3 { try await Task.sleep(nanoseconds: 1_000_000) }
+        try await waitUntil("queue.queued >= 3") { queue.queued >= 3 }
         gate.signal()
         try await busy.value
         try await a.value

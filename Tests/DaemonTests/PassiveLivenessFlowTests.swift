@@ -2,6 +2,7 @@ import BiometricClient
 import BiometricProtocol
 import Foundation
 import XCTest
+import TestRequirements
 
 /// Passive liveness through the socket, on replay cameras of the shared clips and LFW photos: the
 /// default mode (no liveness_mode named) passes the live clip without asking for anything,
@@ -13,7 +14,7 @@ final class PassiveLivenessFlowTests: XCTestCase {
 
     override func setUpWithError() throws {
         guard FileManager.default.fileExists(atPath: Self.models + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
     }
 
@@ -31,7 +32,7 @@ final class PassiveLivenessFlowTests: XCTestCase {
     func requireAntispoof() throws {
         guard FileManager.default.fileExists(atPath: Self.models + "/MiniFASNetV2.onnx"),
               FileManager.default.fileExists(atPath: Self.models + "/MiniFASNetV1SE.onnx") else {
-            throw XCTSkip("anti-spoofing models not installed: run scripts/setup.sh")
+            throw missing("anti-spoofing models not installed: run scripts/setup.sh")
         }
     }
 

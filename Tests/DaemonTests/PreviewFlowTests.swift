@@ -3,12 +3,13 @@ import BiometricProtocol
 import CImaging
 import Foundation
 import XCTest
+import TestRequirements
 
 /// The live preview of issue 25 through the socket, on a replay camera of a real face.
 final class PreviewFlowTests: XCTestCase {
     override func setUpWithError() throws {
         guard FileManager.default.fileExists(atPath: FaceFlowTests.models + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
     }
 

@@ -2,6 +2,7 @@ import BiometricClient
 import BiometricProtocol
 import Foundation
 import XCTest
+import TestRequirements
 
 /// `refuse_virtual_cameras` through the socket (issue 33, item 3). A daemon started with
 /// INVOCATION_ID (as systemd starts it) is a production instance, so its replay cameras count as
@@ -13,10 +14,10 @@ final class VirtualCameraFlowTests: XCTestCase {
 
     func testVirtualCamerasAreRefusedOnLoginPathsAndProveNothingElsewhere() throws {
         guard FileManager.default.fileExists(atPath: Self.models + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
         let live = sharedData + "/video/tran_live/video.mp4"
-        guard FileManager.default.fileExists(atPath: live) else { throw XCTSkip("\(live) not found") }
+        guard FileManager.default.fileExists(atPath: live) else { throw missing("\(live) not found") }
         let production = ["INVOCATION_ID": "0123456789abcdef0123456789abcdef"]
         let camera = ["replay:\(live)?fps=30&loop=true"]
         let first = try DaemonProcess(cameras: camera, extraArguments: ["--models", Self.models, "--set", "refuse_virtual_cameras=pam"],

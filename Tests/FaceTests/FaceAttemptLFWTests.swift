@@ -4,6 +4,7 @@ import BiometricCore
 import BiometricProtocol
 import Foundation
 import XCTest
+import TestRequirements
 
 /// SPEC §4 per attempt, on real faces: LFW impostor attempts — an enrolled photo of A against a
 /// sequence of different photos of one other person B, run through the verify session itself —
@@ -22,7 +23,7 @@ final class FaceAttemptLFWTests: XCTestCase {
     static func people(count: Int, probes: Int) throws -> [Person] {
         let models = try PipelineTests.loadModels()
         let root = PipelineTests.lfw
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { throw XCTSkip("LFW not found at \(root)") }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { throw missing("LFW not found at \(root)") }
         func embed(_ path: String, _ views: EmbeddingViews) throws -> FaceTemplate? {
             let f = try Frame(contentsOfFile: path)
             let o = try models.withEngine { try FacePipeline.analyze(f, tracker: FaceTracker(), engine: $0) }

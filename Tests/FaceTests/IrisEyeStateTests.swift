@@ -1,6 +1,7 @@
 import BiometricCore
 @testable import BiometricFace
 import XCTest
+import TestRequirements
 
 /// The iris network's eyelid opening (IrisEyeModel), the measure issue 23 compares with the eye
 /// aspect ratio for eyes in the dark (Docs/face.md "Eye state in the dark"). On the shared blink
@@ -9,7 +10,7 @@ import XCTest
 final class IrisEyeStateTests: XCTestCase {
     static func iris() throws -> IrisEyeModel {
         let path = PipelineTests.repo + "/../shared/models/eyes/" + IrisEyeModel.fileName
-        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("\(path) not found") }
+        guard FileManager.default.fileExists(atPath: path) else { throw missing("\(path) not found") }
         return try IrisEyeModel(path: path)
     }
 

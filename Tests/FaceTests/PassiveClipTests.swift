@@ -4,6 +4,7 @@ import BiometricProtocol
 import CImaging
 import Foundation
 import XCTest
+import TestRequirements
 
 /// Passive liveness on the shared clips, decoded here with OpenCV: the real pipeline (YuNet,
 /// landmarks, the border, re-capture and noise measurements, MiniFASNet) and the verify session
@@ -17,11 +18,11 @@ final class PassiveClipTests: XCTestCase {
     static func models() throws -> FaceModels {
         let dir = PipelineTests.repo + "/models"
         guard FileManager.default.fileExists(atPath: dir + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
         guard FileManager.default.fileExists(atPath: dir + "/" + FaceModels.AntispoofFiles.v2Name),
               FileManager.default.fileExists(atPath: dir + "/" + FaceModels.AntispoofFiles.v1seName) else {
-            throw XCTSkip("anti-spoofing models not installed: run scripts/setup.sh (they come from ../shared/models/antispoof)")
+            throw missing("anti-spoofing models not installed: run scripts/setup.sh (they come from ../shared/models/antispoof)")
         }
         return try FaceModels(landmarks: dir + "/landmarks_68_pfld.onnx", shape5: dir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat",
@@ -31,7 +32,7 @@ final class PassiveClipTests: XCTestCase {
     /// The first `seconds` of a clip, time-stamped at i / fps.
     static func clip(_ name: String, seconds: Double) throws -> [Frame] {
         let path = shared + "/video/\(name)/video.mp4"
-        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("\(path) not found") }
+        guard FileManager.default.fileExists(atPath: path) else { throw missing("\(path) not found") }
         var status = CVIS_OK
         let video = try XCTUnwrap(cvis_video_open(path, &status), "\(path) does not open")
         defer { cvis_video_close(video) }

@@ -3,6 +3,7 @@ import BiometricCore
 @testable import BiometricFace
 import Foundation
 import XCTest
+import TestRequirements
 
 /// The native pipeline on real photos (needs the models from scripts/setup.sh).
 final class PipelineTests: XCTestCase {
@@ -14,7 +15,7 @@ final class PipelineTests: XCTestCase {
     static func loadModels() throws -> FaceModels {
         let dir = repo + "/models"
         guard FileManager.default.fileExists(atPath: dir + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
         return try FaceModels(landmarks: dir + "/landmarks_68_pfld.onnx", shape5: dir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat",

@@ -3,6 +3,7 @@ import BiometricCore
 @testable import BiometricFace
 import Foundation
 import XCTest
+import TestRequirements
 
 /// The second face network (MobileFaceNet, ArcFace loss, through cvision_recognizer.h) on real LFW
 /// photos: it tells people apart, is deterministic, and bad input is an error, never a crash.
@@ -17,9 +18,9 @@ final class SecondNetworkTests: XCTestCase {
     static func models() throws -> FaceModels {
         let dir = PipelineTests.repo + "/models"
         guard FileManager.default.fileExists(atPath: dir + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
-        guard let recognizer = modelPath() else { throw XCTSkip("\(FaceModels.recognizerName) not found") }
+        guard let recognizer = modelPath() else { throw missing("\(FaceModels.recognizerName) not found") }
         return try FaceModels(landmarks: dir + "/landmarks_68_pfld.onnx", shape5: dir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: dir + "/dlib_face_recognition_resnet_model_v1.dat",
                               yunet: dir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizer)
@@ -175,7 +176,7 @@ final class SecondNetworkTests: XCTestCase {
     func testAFileThatIsNotTheModelIsRefusedAtLoad() throws {
         let dir = PipelineTests.repo + "/models"
         guard FileManager.default.fileExists(atPath: dir + "/dlib_face_recognition_resnet_model_v1.dat") else {
-            throw XCTSkip("models not installed: run scripts/setup.sh")
+            throw missing("models not installed: run scripts/setup.sh")
         }
         let bogus = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-model-\(getpid()).onnx").path
         try Data("not an onnx file".utf8).write(to: URL(fileURLWithPath: bogus))

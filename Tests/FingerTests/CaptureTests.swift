@@ -7,6 +7,7 @@ import CHandScene
 import CImaging
 import Foundation
 import XCTest
+import TestRequirements
 
 /// The camera side on rendered scenes (an open hand whose fingertips carry real FVC2002 prints):
 /// finding and naming fingers, distance feedback, quality, contact prints, liveness.
@@ -25,7 +26,7 @@ final class CaptureTests: XCTestCase {
     static func handModels() throws -> HandModels {
         if let loadedModels { return loadedModels }
         guard let models = try? HandModels(folder: repo + "/models") else {
-            throw XCTSkip("hand models not installed in \(repo)/models: run scripts/setup.sh")
+            throw missing("hand models not installed in \(repo)/models: run scripts/setup.sh")
         }
         loadedModels = models
         return models
@@ -51,7 +52,7 @@ final class CaptureTests: XCTestCase {
     static func loadPrint(_ name: String) throws -> (Int32, Int32, [UInt8]) {
         if let cached = Self.printCache[name] { return cached }
         let path = "\(Self.prints)/\(name).tif"
-        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("FVC2002 prints not found at \(Self.prints)") }
+        guard FileManager.default.fileExists(atPath: path) else { throw missing("FVC2002 prints not found at \(Self.prints)") }
         var status = CVIS_OK
         let image = try XCTUnwrap(cvis_image_read(path, 0, &status))
         defer { cvis_image_free(image) }

@@ -1,5 +1,6 @@
 import XCTest
 @testable import BiometricFinger
+import TestRequirements
 
 /// The learned minutiae extractor (LEADER rewritten for OpenCV 4.6, issue 35) and version-3
 /// templates: the rewritten graph against numbers of the original model, the template format, the
@@ -14,7 +15,7 @@ final class LearnedMinutiaeTests: XCTestCase {
     func model() throws -> LearnedMinutiae {
         if let m = Self.loaded { return m }
         let path = Self.repo + "/models/" + LearnedMinutiae.modelName
-        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("\(path) not installed: run scripts/setup.sh") }
+        guard FileManager.default.fileExists(atPath: path) else { throw missing("\(path) not installed: run scripts/setup.sh") }
         let m = try LearnedMinutiae(path: path)
         Self.loaded = m
         return m
@@ -154,7 +155,7 @@ final class LearnedMinutiaeTests: XCTestCase {
 
     func db1(_ finger: Int, _ impression: Int) throws -> FingerprintImage {
         let path = ScoreMeaningTests.shared + "/fvc_b_sets/fvc2002/DB1_B/\(finger)_\(impression).tif"
-        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("no FVC data at \(path)") }
+        guard FileManager.default.fileExists(atPath: path) else { throw missing("no FVC data at \(path)") }
         return try FingerprintExtractor.decodeImage([UInt8](Data(contentsOf: URL(fileURLWithPath: path))), ppi: 500)
     }
 

@@ -1,5 +1,6 @@
 import XCTest
 @testable import BiometricFinger
+import TestRequirements
 
 /// The 1:N pre-selection (`PrintIndex`) on FVC2002 DB2_B: the coarse stage keeps true mates in
 /// its shortlist, also for a rotated and shifted probe; small galleries and ties behave exactly
@@ -10,7 +11,7 @@ final class PrintIndexTests: XCTestCase {
 
     func fvcPrints() throws -> [(finger: Int, print: PreparedPrint)] {
         if let cached = Self.cached { return cached }
-        guard FileManager.default.fileExists(atPath: PrintTests.fvcDir) else { throw XCTSkip("no FVC2002 data at \(PrintTests.fvcDir)") }
+        guard FileManager.default.fileExists(atPath: PrintTests.fvcDir) else { throw missing("no FVC2002 data at \(PrintTests.fvcDir)") }
         let extractor = FingerprintExtractor(), matcher = FingerMatcher()
         var out: [(finger: Int, print: PreparedPrint)] = []
         for finger in 101...110 {

@@ -1,6 +1,7 @@
 import CImaging
 import XCTest
 @testable import BiometricFinger
+import TestRequirements
 
 /// The print side on FVC2002 DB2_B (../shared next to the repository): extraction, matching with
 /// the calibrated score, template and ISO 19794-2 formats, upload decoding.
@@ -9,7 +10,7 @@ final class PrintTests: XCTestCase {
         .deletingLastPathComponent().appendingPathComponent("../shared/data/fingers/fvc2002_db2_b/images").standardized.path
 
     func fvcImage(_ finger: Int, _ impression: Int) throws -> FingerprintImage {
-        guard FileManager.default.fileExists(atPath: Self.fvcDir) else { throw XCTSkip("no FVC2002 data at \(Self.fvcDir)") }
+        guard FileManager.default.fileExists(atPath: Self.fvcDir) else { throw missing("no FVC2002 data at \(Self.fvcDir)") }
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: "\(Self.fvcDir)/\(finger)_\(impression).tif")))
         return try FingerprintExtractor.decodeImage(bytes, ppi: 569)
     }
@@ -339,7 +340,7 @@ final class PrintTests: XCTestCase {
         var out: UnsafeMutablePointer<UInt8>?
         var length = 0
         guard cvis_encode_png(pixels, Int32(width), Int32(height), 1, &out, &length) == CVIS_OK, let out else {
-            throw XCTSkip("PNG encoding unavailable")
+            throw missing("PNG encoding unavailable")
         }
         defer { cvis_free(out) }
         return [UInt8](UnsafeBufferPointer(start: out, count: length))

@@ -5,6 +5,7 @@ import CFingerVision
 import CImaging
 import Foundation
 import XCTest
+import TestRequirements
 
 /// The ridge gate's rules, and junk fed through the capture: none of it may become a print.
 final class RidgeGateTests: XCTestCase {
@@ -116,7 +117,7 @@ final class RidgeGateTests: XCTestCase {
         // no ridges — what the old pipeline turned into "prints". Bilinear (a digital zoom) and
         // pixel repetition.
         let path = CaptureTests.hands + "/subhih_handsdataset/images/2_pic00029.jpg" // hand box 233–440 × 0–281
-        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("\(path) not found") }
+        guard FileManager.default.fileExists(atPath: path) else { throw missing("\(path) not found") }
         let photo = try Frame(contentsOfFile: path)
         let jpeg = try Frame(encoded: try photo.encoded(as: .jpeg(quality: 20)), maxPixels: 0)
         let (x0, y0, w, h) = (176, 0, 320, 180)
@@ -161,7 +162,7 @@ final class RidgeGateTests: XCTestCase {
         // 11k Hands photos of the back of a right hand (nails toward the camera).
         for name in ["Hand_0000002.jpg", "Hand_0000084.jpg"] {
             let path = CaptureTests.hands + "/subhih_handsdataset/images/" + name
-            guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("\(path) not found") }
+            guard FileManager.default.fileExists(atPath: path) else { throw missing("\(path) not found") }
             let frame = try Frame(contentsOfFile: path)
             let capture = FingerCapture(options: FingerCaptureOptions(hand: .right, liveness: .none), models: try CaptureTests.handModels())
             let a = capture.analyse(frame)
@@ -194,7 +195,7 @@ final class RidgeGateTests: XCTestCase {
             faces += 1
             try assertNoPrint(try Frame(contentsOfFile: path), "a face (\(name))")
         }
-        if faces == 0 { throw XCTSkip("LFW not found at \(lfw)") }
+        if faces == 0 { throw missing("LFW not found at \(lfw)") }
         // A webcam photo: a face, a shirt, a wall and a far open hand.
         let path = CaptureTests.hands + "/subhih_handsdataset/images/2_pic00029.jpg"
         if FileManager.default.fileExists(atPath: path) { try assertNoPrint(try Frame(contentsOfFile: path), "a webcam scene") }

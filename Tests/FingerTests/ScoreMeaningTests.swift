@@ -1,5 +1,6 @@
 import XCTest
 @testable import BiometricFinger
+import TestRequirements
 
 /// Scores that mean what they say (issue 26): on every shared FVC set, each read at its own ppi,
 /// no impostor comparison reaches score 60 (FAR 1e-5 on the SPEC §4 scale), and a template with
@@ -19,7 +20,7 @@ final class ScoreMeaningTests: XCTestCase {
 
     func image(_ directory: String, _ finger: Int, _ impression: Int, ppi: Int) throws -> FingerprintImage {
         let path = "\(directory)/\(finger)_\(impression).tif"
-        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("no FVC data at \(path)") }
+        guard FileManager.default.fileExists(atPath: path) else { throw missing("no FVC data at \(path)") }
         return try FingerprintExtractor.decodeImage([UInt8](Data(contentsOf: URL(fileURLWithPath: path))), ppi: ppi)
     }
 

@@ -4,6 +4,7 @@ import CImaging
 import CVisionReference
 import Foundation
 import XCTest
+import TestRequirements
 
 /// Print extraction thins ridge maps with CFingerVision's own Guo-Hall thinning since the daemon
 /// stopped linking OpenCV-contrib's ximgproc (which links imgcodecs and, through it, GDAL and ~130
@@ -22,7 +23,7 @@ final class ThinningTests: XCTestCase {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path + "/../shared/data/fingers/fvc2002_db2_b/images"
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".tif") }.sorted()
-        guard !names.isEmpty else { throw XCTSkip("../shared/data is not beside the repository") }
+        guard !names.isEmpty else { throw missing("../shared/data is not beside the repository") }
         var compared = 0
         for name in names.enumerated().filter({ $0.offset % 8 == 0 }).map(\.element) {
             var status = CVIS_OK

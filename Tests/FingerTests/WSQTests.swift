@@ -2,6 +2,7 @@ import Foundation
 import BiometricCore
 import XCTest
 @testable import BiometricFinger
+import TestRequirements
 
 /// The WSQ codec (issue 26 item 3): the transform and subband geometry on their own, then files
 /// checked against an independent decoder and encoder — NIST's NBIS through the PyPI `wsq`
@@ -23,7 +24,7 @@ final class WSQTests: XCTestCase {
 
     func fvc(_ set: Int, _ finger: Int, _ impression: Int) throws -> FingerprintImage {
         let path = Self.path(set, finger, impression)
-        guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("no FVC data at \(path)") }
+        guard FileManager.default.fileExists(atPath: path) else { throw missing("no FVC data at \(path)") }
         return try FingerprintExtractor.decodeImage([UInt8](Data(contentsOf: URL(fileURLWithPath: path))), ppi: Self.sets[set].ppi)
     }
 
@@ -78,7 +79,7 @@ final class WSQTests: XCTestCase {
     // MARK: Against NBIS (PyPI wsq)
 
     /// Runs python3 with the `wsq` Pillow plugin. Skips when the package is absent, except in CI
-    /// (.ci/run sets BIOMETRICD_REQUIRE_WSQ after scripts/setup.sh installed it), where it fails.
+    /// (.ci/run sets BIOMETRICD_TESTS_REQUIRE_ALL after scripts/setup.sh installed it), where it fails.
     func python(_ script: String, _ args: [String]) throws -> Data {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -88,9 +89,7 @@ final class WSQTests: XCTestCase {
         probe.waitUntilExit()
         if probe.terminationStatus != 0 {
             let message = "the PyPI package wsq (NBIS's WSQ as a Pillow plugin) is not installed: run scripts/setup.sh or 'python3 -m pip install wsq'"
-            let env = ProcessInfo.processInfo.environment
-            if env["BIOMETRICD_REQUIRE_WSQ"] == "1" || env["CI"] != nil { XCTFail(message) }
-            throw XCTSkip(message)
+            throw missing(message)
         }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")

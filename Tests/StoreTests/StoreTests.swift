@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import SystemPackage
 import XCTest
+import TestRequirements
 
 final class StoreTests: XCTestCase {
     private var dir = ""
@@ -253,7 +254,7 @@ final class StoreTests: XCTestCase {
         let writer = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("store-crash-writer").path
         guard FileManager.default.isExecutableFile(atPath: writer) else {
-            throw XCTSkip("build store-crash-writer first (swift build)")
+            throw missing("build store-crash-writer first (swift build)")
         }
         var committed: [String: Int] = [:]
         for round in 0..<4 {
