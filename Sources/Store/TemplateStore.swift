@@ -28,10 +28,10 @@ public struct NewTemplate: Sendable {
     public var id: String?
     public var position: String?
     public var quality: Double
-    public var meta: String
+    public var meta: TemplateMeta
     public var payload: Data
 
-    public init(id: String? = nil, position: String? = nil, quality: Double, meta: String = "{}", payload: Data) {
+    public init(id: String? = nil, position: String? = nil, quality: Double, meta: TemplateMeta = TemplateMeta(), payload: Data) {
         self.id = id
         self.position = position
         self.quality = quality
@@ -59,8 +59,8 @@ public struct TemplateInfo: Sendable, Equatable {
     public var position: String?
     public var quality: Double
     public var created: String
-    /// Non-biometric metadata (pose, extractor version), JSON.
-    public var meta: String
+    /// Non-biometric metadata (pose, frames, source).
+    public var meta: TemplateMeta
 }
 
 /// Users and their biometric templates in SQLite (WAL, synchronous=FULL, file mode 0600).
@@ -319,7 +319,7 @@ public final class TemplateStore: Sendable {
     /// Seals and stores a template for `user` (created if new), in one transaction.
     @discardableResult
     public func addTemplate(user name: String, modality: Modality, position: String? = nil, quality: Double,
-                            meta: String = "{}", payload: Data, quota: Quota? = nil) throws(StoreError) -> TemplateInfo
+                            meta: TemplateMeta = TemplateMeta(), payload: Data, quota: Quota? = nil) throws(StoreError) -> TemplateInfo
     {
         try addTemplates(user: name, modality: modality,
                          [NewTemplate(position: position, quality: quality, meta: meta, payload: payload)], quota: quota)[0]
@@ -354,7 +354,7 @@ public final class TemplateStore: Sendable {
                     try db.query(
                         "INSERT INTO templates(id, user_uuid, modality, position, quality, created, meta, sealed) VALUES (?,?,?,?,?,?,?,?)",
                         [.text(id), .text(uuid), .text(modality.rawValue), item.position.map { .text($0) } ?? .null,
-                         .double(item.quality), .text(created), .text(item.meta), .blob(sealed)])
+                         .double(item.quality), .text(created), .text(item.meta.stored), .blob(sealed)])
                     infos.append(TemplateInfo(id: id, user: name, modality: modality, position: item.position, quality: item.quality,
                                               created: created, meta: item.meta))
                 }
@@ -381,7 +381,7 @@ public final class TemplateStore: Sendable {
                     try db.query(
                         "INSERT INTO templates(id, user_uuid, modality, position, quality, created, meta, sealed) VALUES (?,?,?,?,?,?,?,?)",
                         [.text(id), .text(uuid), .text(item.modality.rawValue), .null, .double(item.quality), .text(created),
-                         .text("{}"), .blob(sealed)])
+                         .text(TemplateMeta().stored), .blob(sealed)])
                 }
             }
         }
@@ -415,7 +415,7 @@ public final class TemplateStore: Sendable {
                 result.append(TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "",
                                            modality: Modality(rawValue: row.text(2) ?? "") ?? modality,
                                            position: row.text(3), quality: row.double(4), created: row.text(5) ?? "",
-                                           meta: row.text(6) ?? "{}"))
+                                           meta: TemplateMeta(stored: row.text(6) ?? "{}")))
             }
             return result
         }
@@ -437,7 +437,7 @@ public final class TemplateStore: Sendable {
             try db.query(sql + " ORDER BY t.created, t.id", binds) { row in
                 let info = TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "", modality: modality,
                                         position: row.text(2), quality: row.double(3), created: row.text(4) ?? "",
-                                        meta: row.text(5) ?? "{}")
+                                        meta: TemplateMeta(stored: row.text(5) ?? "{}"))
                 result.append((info, row.text(6) ?? "", row.blob(7)))
             }
             return result

@@ -28,7 +28,7 @@ final class StoreTests: XCTestCase {
     func testUsersAndTemplatesRoundTrip() throws {
         let store = try openStore()
         let payload = Data((0..<512).map { UInt8($0 & 0xFF) })
-        let a = try store.addTemplate(user: "ann", modality: .face, quality: 71, meta: "{\"pose\":\"front\"}", payload: payload)
+        let a = try store.addTemplate(user: "ann", modality: .face, quality: 71, meta: TemplateMeta(pose: "front", frames: 5, source: .capture), payload: payload)
         try store.addTemplate(user: "ann", modality: .finger, position: "right_index", quality: 60, payload: Data([1, 2, 3]))
         try store.addTemplate(user: "bob", modality: .face, quality: 50, payload: Data([9]))
         XCTAssertEqual(try store.listUsers().map(\.name), ["ann", "bob"])
@@ -47,6 +47,28 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try store.deleteUser(named: "ann"), 1, "the finger template goes with the user")
         XCTAssertNil(try store.user(named: "ann"))
         XCTAssertThrowsError(try store.deleteUser(named: "ann"))
+    }
+
+    /// Metadata is one typed value: what is written reads back the same, rows written before it
+    /// (no version, interpolated JSON) keep reading, and a damaged value reads as absent.
+    func testTemplateMetadataIsATypedVersionedValue() throws {
+        let store = try openStore()
+        let meta = TemplateMeta(pose: "left", frames: 5, source: .capture)
+        try store.addTemplate(user: "ann", modality: .face, quality: 71, meta: meta, payload: Data([1]))
+        try store.addTemplate(user: "ann", modality: .finger, position: "right_index", quality: 60,
+                              meta: TemplateMeta(source: .import, format: "iso19794-2"), payload: Data([2]))
+        XCTAssertEqual(try store.templates(user: "ann", modality: .face).map(\.meta), [meta])
+        XCTAssertEqual(try store.templates(user: "ann", modality: .finger).first?.meta.format, "iso19794-2")
+        XCTAssertEqual(meta.stored, #"{"frames":5,"pose":"left","source":"capture","v":1}"#)
+        // As earlier releases wrote them.
+        XCTAssertEqual(TemplateMeta(stored: #"{"pose":"up","frames":3}"#), TemplateMeta(pose: "up", frames: 3))
+        XCTAssertEqual(TemplateMeta(stored: #"{"source":"import","format":"ansi378"}"#).source, .import)
+        XCTAssertEqual(TemplateMeta(stored: #"{"captures":2}"#).captures, 2)
+        // Damaged or from the future: what can be read is kept, the rest is absent.
+        XCTAssertEqual(TemplateMeta(stored: "not json"), TemplateMeta())
+        XCTAssertEqual(TemplateMeta(stored: #"{"pose":7,"frames":4,"source":"scanner","v":2}"#).frames, 4)
+        XCTAssertNil(TemplateMeta(stored: #"{"pose":7,"source":"scanner"}"#).pose)
+        XCTAssertNil(TemplateMeta(stored: #"{"source":"scanner"}"#).source)
     }
 
     func testUserCountFollowsEveryChange() throws {

@@ -37,7 +37,7 @@ struct FaceMethods: MethodGroup {
             let items = try store.payloads(user: p.user, modality: .face)
             return FaceListResult(templates: items.map { info, data in
                 FaceTemplateInfo(id: info.id, user: info.user, created: info.created, quality: Int(info.quality),
-                                 pose: Self.metaValue(info.meta, "pose") ?? "front", version: Self.templateVersion(data))
+                                 pose: info.meta.pose ?? "front", version: Self.templateVersion(data))
             })
         }
         table.register(Method.faceRemove, .selfReverifiedOrAdmin("remove the faces of") { $0.user }) { [self] (context, p: FaceRemoveParams) in
@@ -50,7 +50,7 @@ struct FaceMethods: MethodGroup {
         table.register(Method.faceAdd, .admin("face.add")) { [self] (context, p: FaceAddParams) in
             let template = try Self.decodeTemplate(p.template, field: "template")
             let info = try templates.addTemplates(user: p.user, modality: .face, [
-                NewTemplate(id: p.templateID, quality: Double(template.quality), meta: "{\"pose\":\"front\",\"source\":\"import\"}",
+                NewTemplate(id: p.templateID, quality: Double(template.quality), meta: TemplateMeta(pose: "front", source: .import),
                             payload: template.data)], quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))[0]
             return TemplateIDs(templates: [info.id])
         }
@@ -72,7 +72,7 @@ struct FaceMethods: MethodGroup {
             }
             let added = try templates.addTemplates(
                 user: p.user, modality: .face,
-                faces.map { NewTemplate(quality: Double($0.quality), meta: "{\"pose\":\"front\",\"source\":\"import\"}", payload: $0.data) },
+                faces.map { NewTemplate(quality: Double($0.quality), meta: TemplateMeta(pose: "front", source: .import), payload: $0.data) },
                 quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))
             return TemplateIDs(templates: added.map(\.id))
         }
@@ -100,11 +100,6 @@ struct FaceMethods: MethodGroup {
     }
 
     // MARK: Helpers
-
-    static func metaValue(_ json: String, _ key: String) -> String? {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)) else { return nil }
-        return value[key]?.stringValue
-    }
 
     /// A template from face.add/face.set/face.match: refused as `invalid_params` with `data.field`
     /// and a stable `data.problem`, as finger templates are (Docs/finger-print.md):

@@ -183,7 +183,7 @@ extension FaceMethods {
         let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll",
                                                  preview: p.preview) { $0 }
         let ids = try templates.addTemplates(user: p.user, modality: .face, outcome.templates.map { pose, template, frames in
-            NewTemplate(quality: Double(template.quality), meta: "{\"pose\":\"\(pose.rawValue)\",\"frames\":\(frames)}",
+            NewTemplate(quality: Double(template.quality), meta: TemplateMeta(pose: pose.rawValue, frames: frames, source: .capture),
                         payload: template.data)
         }, quota: quota).map(\.id)
         logger.notice("face.enroll \(LogText(p.user)): \(ids.count) template(s) from \(outcome.framesUsed) frames in \(elapsedMilliseconds(since: started)) ms")

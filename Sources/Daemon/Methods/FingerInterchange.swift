@@ -33,7 +33,7 @@ extension FingerMethods {
         }
         let added = try templates.addTemplates(user: p.user, modality: .finger, imported.map {
             NewTemplate(id: p.templateID, position: $0.position?.name, quality: Double($0.quality),
-                        meta: "{\"source\":\"import\",\"format\":\"\(source.rawValue)\"}", payload: Data($0.encoded()))
+                        meta: TemplateMeta(source: .import, format: source.rawValue), payload: Data($0.encoded()))
         }, quota: limits.quotas.templates(.finger, isAdmin: context.peer.isAdmin))
         logger.notice("finger.add by uid \(context.peer.uid): \(added.count) \(source.rawValue) template(s) for '\(LogText(p.user))'")
         return TemplateIDs(templates: added.map(\.id))

@@ -76,7 +76,7 @@ extension FingerMethods {
         }
         let chosen = outcome.chosen
         let added = try templates.addTemplates(user: p.user, modality: .finger, chosen.map { position, template, captures in
-            NewTemplate(position: position.name, quality: Double(template.quality), meta: "{\"captures\":\(captures)}",
+            NewTemplate(position: position.name, quality: Double(template.quality), meta: TemplateMeta(captures: captures, source: .capture),
                         payload: Data(template.encoded()))
         }, quota: quota)
         let enrolled = zip(added, chosen).map { info, item in

@@ -63,7 +63,7 @@ final class TemplateRepository: Sendable {
 
     // MARK: Changes
 
-    func addTemplate(user: String, modality: Modality, position: String? = nil, quality: Double, meta: String,
+    func addTemplate(user: String, modality: Modality, position: String? = nil, quality: Double, meta: TemplateMeta,
                      payload: Data, quota: Quota?) throws -> TemplateInfo
     {
         try addTemplates(user: user, modality: modality,
