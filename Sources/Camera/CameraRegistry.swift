@@ -222,9 +222,9 @@ public final class CameraLease: Sendable {
 
     /// Starts streaming into a bounded queue (`queueCapacity` frames, oldest dropped).
     public func start(_ request: CaptureRequest = CaptureRequest(), queueCapacity: Int = 3) throws(CameraError)
-        -> CaptureSession
+        -> CaptureStream
     {
-        try CaptureSession(device: device, request: request, queueCapacity: queueCapacity)
+        try CaptureStream(device: device, request: request, queueCapacity: queueCapacity)
     }
 
     public func release() {

@@ -41,7 +41,7 @@ public final class Daemon: Sendable {
     let finger: FingerService
     let policy: AccessPolicy
     let auth: AuthService
-    let sessions: CameraSessions
+    let leases: CameraLeases
     let templates: TemplateRepository
     let limits: DaemonLimits
     let keySource: TemplateKey.Source
@@ -61,7 +61,7 @@ public final class Daemon: Sendable {
         } catch {
             throw StartupError(description: "camera: \(error.description)")
         }
-        sessions = CameraSessions(cameras: cameras, virtualCameras: VirtualCameraRule(
+        leases = CameraLeases(cameras: cameras, virtualCameras: VirtualCameraRule(
             policy: configuration.refuseVirtualCameras, testInstance: !configuration.isProductionInstance))
         do {
             let loaded = try TemplateKey.loadWithSource(
@@ -108,9 +108,9 @@ public final class Daemon: Sendable {
     /// The face, finger and auth method groups (the method table's, and the FIDO verifier's).
     var authGroups: (face: FaceMethods, finger: FingerMethods, auth: AuthMethods) {
         let face = FaceMethods(
-            face: self.face, templates: templates, sessions: sessions, auth: auth, policy: policy, limits: limits, logger: logger,
+            face: self.face, templates: templates, leases: leases, auth: auth, policy: policy, limits: limits, logger: logger,
             fixedChallenge: configuration.isProductionInstance ? nil : configuration.testChallengeSequence)
-        let finger = FingerMethods(finger: self.finger, templates: templates, sessions: sessions, auth: auth, policy: policy,
+        let finger = FingerMethods(finger: self.finger, templates: templates, leases: leases, auth: auth, policy: policy,
                                    limits: limits, logger: logger)
         let methods = AuthMethods(auth: auth, limits: limits, store: store, policy: policy, quotas: limits.quotas, logger: logger, face: face,
                                   finger: finger, proofs: proofs)
@@ -125,7 +125,7 @@ public final class Daemon: Sendable {
         let (face, finger, authMethods) = authGroups
         let groups: [any MethodGroup] = [
             DaemonMethods(status: { [self] in status }),
-            CameraMethods(sessions: sessions, face: self.face, policy: policy),
+            CameraMethods(leases: leases, face: self.face, policy: policy),
             UserMethods(templates: templates, policy: policy, logger: logger),
             face,
             finger,
@@ -141,7 +141,7 @@ public final class Daemon: Sendable {
         DaemonStatus(
             version: biometricdVersion, uptimeS: (uptimeSeconds * 1000).rounded() / 1000, pid: getpid(),
             cameras: cameras.devices.map(\.id), models: models.status, users: (try? store.userCount()) ?? 0,
-            activeSessions: sessions.activeCount, clients: clientCount, socketActivated: isSocketActivated,
+            activeSessions: leases.activeCount, clients: clientCount, socketActivated: isSocketActivated,
             privileged: configuration.privileged, faceGallery: templates.faceGalleryStatus,
             store: StoreStatus(state: "open", key: keySource.rawValue, protection: keyProtection.rawValue))
     }
@@ -153,7 +153,7 @@ public final class Daemon: Sendable {
         let termination = TerminationSignals(queue: queue)
         // The face models load from here on, in the background: a socket-activated daemon's first
         // client (the first login after boot) waits in the socket meanwhile, and its camera opens
-        // while they load (CameraSessions.runFace(loading:)).
+        // while they load (CameraLeases.runFace(loading:)).
         face.preload()
         let rpc = RPCServer(methods: methodTable, policy: policy, shares: limits.shares, logger: logger)
         let activated = Systemd.activatedSocket()
@@ -187,7 +187,7 @@ public final class Daemon: Sendable {
         await fido?.stop()
         await rpc.stop()
         // Sessions end when their calls are canceled; give them a moment to close the cameras.
-        for _ in 0..<50 where sessions.activeCount > 0 {
+        for _ in 0..<50 where leases.activeCount > 0 {
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
         store.flush()

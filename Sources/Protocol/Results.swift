@@ -43,6 +43,7 @@ public struct DaemonStatus: Codable, Sendable {
     public var cameras: [String]
     public var models: ModelStatus
     public var users: Int
+    /// `active_sessions` (SPEC's name): the camera leases running biometric calls hold now.
     public var activeSessions: Int
     public var clients: Int
     public var socketActivated: Bool

@@ -270,7 +270,7 @@ final class IREmitterControllerTests: XCTestCase {
         for _ in 0..<20 {
             let fake = FakeUVCDevice(controls: [(14, 6, .init(cur: [1, 3, 1, 0, 0, 0, 0, 0, 0]))], on: on)
             let device = FakeIRCamera(emitters: emitters, channel: fake, location: zenbook)
-            let capture = try CaptureSession(device: device, request: CaptureRequest(), queueCapacity: 3)
+            let capture = try CaptureStream(device: device, request: CaptureRequest(), queueCapacity: 3)
             let frame = try await capture.frames.next()
             await capture.stop()
             XCTAssertGreaterThan(meanBrightness(frame), 100, "the very first frame is lit: the entry was applied before streaming")
@@ -278,7 +278,7 @@ final class IREmitterControllerTests: XCTestCase {
         // Without the entry the same camera stays dark.
         let dark = FakeUVCDevice(controls: [(14, 6, .init(cur: [1, 3, 1, 0, 0, 0, 0, 0, 0]))], on: on)
         let unknown = USBLocation(device: USBDeviceID(vendor: 0x1234, product: 0x5678), interface: 0, devicePath: "/x")
-        let capture = try CaptureSession(device: FakeIRCamera(emitters: emitters, channel: dark, location: unknown),
+        let capture = try CaptureStream(device: FakeIRCamera(emitters: emitters, channel: dark, location: unknown),
                                          request: CaptureRequest(), queueCapacity: 3)
         for _ in 0..<5 {
             let frame = try await capture.frames.next()

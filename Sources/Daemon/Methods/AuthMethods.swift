@@ -246,7 +246,7 @@ struct AuthMethods: MethodGroup {
                     case .face:
                         // A closed lid hides the built-in camera: skipped at once, not after the
                         // time-out (issue 36). A camera on a removable USB port (docked) still runs.
-                        if lid.read() == true, face.sessions.cameras.inLid(camera, for: .face) == true {
+                        if lid.read() == true, face.leases.cameras.inLid(camera, for: .face) == true {
                             logger.info("auth.authenticate \(LogText(user)): the lid is closed: the face camera in it is skipped")
                             return .error(.other, code: ErrorReason.noCamera.code, reason: ErrorReason.noCamera.rawValue,
                                           message: "the lid is closed: the camera in it cannot see you")

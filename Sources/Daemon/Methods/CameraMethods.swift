@@ -24,11 +24,11 @@ extension CameraRegistry {
 
 /// camera.*: the cameras, their hot-plug events, and snapshots (SPEC §4).
 struct CameraMethods: MethodGroup {
-    let sessions: CameraSessions
+    let leases: CameraLeases
     let face: FaceService
     let policy: AccessPolicy
 
-    var cameras: CameraRegistry { sessions.cameras }
+    var cameras: CameraRegistry { leases.cameras }
 
     func register(in table: inout MethodTable) {
         table.register(Method.cameraList, .anyone) { [self] (_, _: NoParams) in
@@ -73,7 +73,7 @@ struct CameraMethods: MethodGroup {
                 let found = try await device.probeEmitter(trial: false) { nil }
                 return Self.probeResult(device, found, before: nil)
             }
-            return try await sessions.withSession(params.camera) { capture, _ in
+            return try await leases.withLease(params.camera) { capture, _ in
                 let before = await Self.meanBrightness(capture, skip: 5, count: 5)
                 let found = try await device.probeEmitter(trial: true) { await Self.meanBrightness(capture, skip: 3, count: 5) }
                 return Self.probeResult(device, found, before: before)
@@ -88,7 +88,7 @@ struct CameraMethods: MethodGroup {
             let count = CameraCheckParams.frames(params.frames)
             let timeout = CameraCheckParams.timeoutMs(params.timeoutMs)
             let started = monotonicNanoseconds()
-            return try await sessions.withSession(params.camera) { capture, lease in
+            return try await leases.withLease(params.camera) { capture, lease in
                 let frames = try await withDeadline(milliseconds: timeout, "camera.check", watching: capture) {
                     for _ in 0..<warmup { _ = try await capture.frames.next() }
                     var measured: [(width: Int, height: Int, ir: Bool, brightness: Double)] = []
@@ -108,7 +108,7 @@ struct CameraMethods: MethodGroup {
         table.register(Method.cameraSnapshot, .admin("camera.snapshot")) { [self] (context, params: SnapshotParams) in
             let warmup = SnapshotParams.warmupFrames(params.warmupFrames)
             let timeout = SnapshotParams.timeoutMs(params.timeoutMs)
-            return try await sessions.withSession(params.camera) { capture, lease in
+            return try await leases.withLease(params.camera) { capture, lease in
                 let frame = try await withDeadline(milliseconds: timeout, "camera.snapshot") {
                     var frame = try await capture.frames.next()
                     for _ in 0..<warmup { frame = try await capture.frames.next() }
@@ -158,7 +158,7 @@ struct CameraMethods: MethodGroup {
     }
 
     /// Mean grey level of `count` frames after dropping `skip` (auto-exposure and the emitter settle).
-    static func meanBrightness(_ capture: CaptureSession, skip: Int, count: Int) async -> Double? {
+    static func meanBrightness(_ capture: CaptureStream, skip: Int, count: Int) async -> Double? {
         for _ in 0..<skip { _ = try? await capture.frames.next() }
         var sum = 0.0
         for _ in 0..<count {

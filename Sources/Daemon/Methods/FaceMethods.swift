@@ -10,7 +10,7 @@ import Logging
 struct FaceMethods: MethodGroup {
     let face: FaceService
     let templates: TemplateRepository
-    let sessions: CameraSessions
+    let leases: CameraLeases
     let auth: AuthService
     let policy: AccessPolicy
     let limits: DaemonLimits

@@ -11,7 +11,7 @@ import Logging
 struct FingerMethods: MethodGroup {
     let finger: FingerService
     let templates: TemplateRepository
-    let sessions: CameraSessions
+    let leases: CameraLeases
     let auth: AuthService
     let policy: AccessPolicy
     let limits: DaemonLimits

@@ -3,14 +3,6 @@ import BiometricCamera
 import BiometricFace
 import BiometricFinger
 
-/// A session's failure, typed, on its way out of the frame pump: the verify methods read the
-/// verdict from it (`AttemptVerdict(failure)`), and it becomes its SPEC §6 error only at the
-/// edge (`RPCError.from`).
-enum SessionFailure: Error, Sendable {
-    case face(FaceFailure)
-    case finger(FingerFailure)
-}
-
 /// The one place where how an attempt ended becomes what the lockout counts.
 extension AttemptVerdict {
     init(matched: Bool) {

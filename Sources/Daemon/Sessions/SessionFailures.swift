@@ -3,6 +3,14 @@ import BiometricFinger
 import BiometricProtocol
 import Foundation
 
+/// A session's failure, typed, on its way out of the frame pump: the verify methods read the
+/// verdict from it (`AttemptVerdict(failure)`), and it becomes its SPEC §6 error only at the
+/// edge (`RPCError.from`).
+enum SessionFailure: Error, Sendable {
+    case face(FaceFailure)
+    case finger(FingerFailure)
+}
+
 /// The one place where a session's typed failure becomes its SPEC §6 error (code, message,
 /// hint, data).
 extension RPCError {

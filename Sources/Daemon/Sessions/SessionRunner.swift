@@ -7,7 +7,7 @@ import Foundation
 
 /// The frame pumps of face and finger sessions: frames in, analysis, the session's step, progress
 /// events out. What a frame means is the session's business (Face/Sessions, Finger/Sessions).
-extension CameraSessions {
+extension CameraLeases {
     /// Runs a face session to its end: analyse each frame, hand it to the session, compute a
     /// template when asked and `judge` it, show progress, and stop at its decision or failure.
     func runFace<S: FaceSession>(

@@ -4,7 +4,7 @@ import Synchronization
 
 /// What the runs of one call showed so far, recorded by the parts that judged it: the floors
 /// (`MethodTable` for a caller's knobs, auth.authenticate for its own factors) and the camera
-/// lease (`CameraSessions`, through `VirtualCameraRule`). A handler reads neither to decide
+/// lease (`CameraLeases`, through `VirtualCameraRule`). A handler reads neither to decide
 /// anything: `TrustLedger.settle` does.
 final class CallRun: Sendable {
     private struct State {

@@ -5,10 +5,10 @@ import BiometricProtocol
 import CSystemd
 import Synchronization
 
-/// The camera side of every session: a lease on the camera (one session at a time), capture
-/// started and always stopped, the count of running sessions, and a hard deadline that also
+/// The camera side of every call that uses one: a lease on the camera (one call at a time),
+/// capture started and always stopped, the count of leases held, and a hard deadline that also
 /// ends the call at once when the camera is lost.
-final class CameraSessions: Sendable {
+final class CameraLeases: Sendable {
     let cameras: CameraRegistry
     /// Which runs may use a virtual camera, and what such a run proves (`refuse_virtual_cameras`).
     let virtualCameras: VirtualCameraRule
@@ -41,10 +41,10 @@ final class CameraSessions: Sendable {
     /// `admit` sees the leased camera's id before capture starts, and may refuse (a camera locked
     /// for 1:N). With no `camera` named, `purpose` picks the modality's camera (face: an IR node
     /// first; finger: a colour one; or `face_camera=` / `finger_camera=`); `camera` overrides it.
-    func withSession<T: Sendable>(
+    func withLease<T: Sendable>(
         _ camera: String?, purpose: CameraPurpose? = nil, request: CaptureRequest = CaptureRequest(),
         admit: (@Sendable (String) throws -> Void)? = nil,
-        _ body: (CaptureSession, CameraLease) async throws -> T
+        _ body: (CaptureStream, CameraLease) async throws -> T
     ) async throws -> T {
         let lease = try cameras.acquire(camera, for: purpose)
         defer { lease.release() }
@@ -71,9 +71,9 @@ final class CameraSessions: Sendable {
     func run<T: Sendable>(
         _ camera: String?, purpose: CameraPurpose? = nil, request: CaptureRequest = CaptureRequest(), limitMs: Int, what: String,
         admit: (@Sendable (String) throws -> Void)? = nil,
-        _ pump: @escaping @Sendable (CaptureSession, CameraLease) async throws -> T
+        _ pump: @escaping @Sendable (CaptureStream, CameraLease) async throws -> T
     ) async throws -> T {
-        try await withSession(camera, purpose: purpose, request: request, admit: admit) { capture, lease in
+        try await withLease(camera, purpose: purpose, request: request, admit: admit) { capture, lease in
             try await withDeadline(milliseconds: limitMs + 3000, what, watching: capture) { try await pump(capture, lease) }
         }
     }
@@ -100,7 +100,7 @@ struct Deadline: Error, Sendable, Equatable {
 /// Runs `operation`, failing with `Deadline` (timeout 1007) after `milliseconds`. With `camera`, a device
 /// that fails meanwhile ends the call at once with its camera error: a lost camera is reported
 /// as lost even while an analysis is still running or the deadline is near.
-func withDeadline<T: Sendable>(milliseconds: Int, _ what: String, watching camera: CaptureSession? = nil,
+func withDeadline<T: Sendable>(milliseconds: Int, _ what: String, watching camera: CaptureStream? = nil,
                                _ operation: @escaping @Sendable () async throws -> T) async throws -> T
 {
     try await withThrowingTaskGroup(of: T.self) { group in

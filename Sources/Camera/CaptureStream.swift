@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 
-/// A camera streaming for one session: a dedicated capture thread reads frames from the device
+/// A camera streaming for one call's lease: a dedicated capture thread reads frames from the device
 /// and pushes them into a bounded `FrameQueue`; analysis takes them from there on its own pool.
-public final class CaptureSession: Sendable {
+public final class CaptureStream: Sendable {
     public let cameraID: String
     public let frames: FrameQueue
     private let stopRequested = Atomic<Bool>(false)

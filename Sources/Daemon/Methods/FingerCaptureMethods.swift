@@ -29,7 +29,7 @@ extension FingerMethods {
         let spec = FingerCaptureSpec(p.capture)
         let format = p.imageFormat ?? .default
         let session = FingerCaptureSession(spec, startedAt: started)
-        let evidence = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
+        let evidence = try await leases.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
                                                     preview: p.capture.preview) { _ in
             throw RPCError.internal("finger.capture asks for no prints")
         }
@@ -66,7 +66,7 @@ extension FingerMethods {
         try templates.checkQuota(user: p.user, modality: .finger, adding: 1, quota: quota)
         let session = FingerEnrolment(FingerCaptureSpec(p.capture), rounds: FingerEnrollParams.captures(p.captures),
                                       matcher: finger.matcher, startedAt: started)
-        let outcome = try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger.enroll",
+        let outcome = try await leases.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger.enroll",
                                                    preview: p.capture.preview) { prints in
             var templates: [FingerPosition: FingerTemplate] = [:]
             for print in prints {
@@ -112,7 +112,7 @@ extension FingerMethods {
         // Past the call's time-out, a frame's remaining prints are not extracted: the call then ends
         // within its time-out plus one print's extraction, well inside the hard deadline's margin.
         let endsAt = started + UInt64(max(0, session.timeLimitMs)) * 1_000_000
-        return try await sessions.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
+        return try await leases.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
                                             preview: p.capture.preview, admit: admit) { prints in
             var matches: [FingerPosition: [FingerMatch]] = [:]
             for print in prints.sorted(by: { $0.quality > $1.quality }) {

@@ -76,7 +76,7 @@ extension FaceMethods {
         let peer = context.peer
         let run: (outcome: FaceAuthenticationOutcome, session: FaceVerification, timing: FaceSessionTiming)
         do {
-            run = try await sessions.runFace(
+            run = try await leases.runFace(
                 loading: { [face] in try await face.pipeline() }, limitMs: FaceCaptureOptions.timeoutMs(p.capture.timeoutMs),
                 session: { [self] pipeline in
                     var settings = try authenticationSettings(p.capture, peer, pipeline: pipeline)
@@ -132,7 +132,7 @@ extension FaceMethods {
         let auth = self.auth
         let outcome: FaceIdentification.Outcome
         do {
-            outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
+            outcome = try await leases.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face capture",
                                                  preview: p.capture.preview,
                                                  admit: { id in
                                                      leased.set(id)
@@ -180,7 +180,7 @@ extension FaceMethods {
         let session = FaceEnrolment(targets: full ? [.front, .left, .right, .up, .down] : [.front], framesPerPose: P.frames(p.frames),
                                     qualityThreshold: P.qualityThreshold(p.qualityThreshold), countdownS: P.countdownS(p.countdownS),
                                     timeoutMs: P.timeoutMs(p.timeoutMs), startedAt: started)
-        let outcome = try await sessions.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll",
+        let outcome = try await leases.runFace(session, camera: p.camera, pipeline: pipeline, context: context, what: "face.enroll",
                                                  preview: p.preview) { $0 }
         let ids = try templates.addTemplates(user: p.user, modality: .face, outcome.templates.map { pose, template, frames in
             NewTemplate(quality: Double(template.quality), meta: TemplateMeta(pose: pose.rawValue, frames: frames, source: .capture),
