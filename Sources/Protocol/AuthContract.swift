@@ -22,7 +22,8 @@ extension Method {
 }
 
 public struct LockoutClearParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "camera"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case user, camera }
     public var user: String?
     public var camera: String?
     public init(user: String? = nil, camera: String? = nil) {
@@ -43,7 +44,8 @@ public struct LockoutClearParams: RPCParams, Encodable {
 // MARK: auth.password.*
 
 public struct PasswordBeginParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case user }
     public var user: String
     public init(user: String) { self.user = user }
     public func validate() throws(RPCError) { try UserName.validate(user) }
@@ -65,7 +67,8 @@ public struct PasswordBeginResult: Codable, Sendable {
 }
 
 public struct PasswordProvenParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "nonce"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case user, nonce }
     public var user: String
     public var nonce: String
     public init(user: String, nonce: String) {
@@ -118,13 +121,13 @@ enum PINField {
 // MARK: pin.*
 
 public struct PINSetParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "pin", "old_pin"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     public var pin: String
     /// Required when the user has a PIN and the caller is not an administrator.
     public var oldPIN: String?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, pin
         case oldPIN = "old_pin"
     }
@@ -143,7 +146,8 @@ public struct PINSetParams: RPCParams, Encodable {
 }
 
 public struct PINVerifyParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "pin"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case user, pin }
     public var user: String
     public var pin: String
 
@@ -159,12 +163,12 @@ public struct PINVerifyParams: RPCParams, Encodable {
 }
 
 public struct PINResetParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "remove_pin"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     /// Also delete the PIN [false]; otherwise only the wrong-PIN count and the lockout are cleared.
     public var removePIN: Bool?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user
         case removePIN = "remove_pin"
     }
@@ -202,7 +206,7 @@ public struct PINResult: Codable, Sendable {
 // MARK: auth.policy.*
 
 public struct PolicySetParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "factors", "mode", "require_liveness"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     /// Ordered factors (face, finger, pin); or `mode`.
     public var factors: [String]?
@@ -211,7 +215,7 @@ public struct PolicySetParams: RPCParams, Encodable {
     /// [unchanged; true for a new user]. Only an administrator may set false.
     public var requireLiveness: Bool?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, factors, mode
         case requireLiveness = "require_liveness"
     }
@@ -253,8 +257,7 @@ public struct PolicyResult: Codable, Sendable, Equatable {
 // MARK: auth.authenticate / auth.status
 
 public struct AuthenticateParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "factors", "pin", "camera", "timeout_ms", "step_up", "other_user",
-                                             "require_arrival"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     /// Which of the policy's factors to run, in this order [the policy's].
     public var factors: [String]?
@@ -267,7 +270,7 @@ public struct AuthenticateParams: RPCParams, Encodable {
     public var camera: String?
     /// For the whole call, all factors together.
     public var timeoutMs: Int?
-    public static let timeoutMs = Setting("timeout_ms", 1000...300_000, default: 30000)
+    public static let timeoutMs = Setting(CodingKeys.timeoutMs, 1000...300_000, default: 30000)
     /// The attempt was started by another user for this account (`su bob` run by alice, where the
     /// administrator allowed it with pam_biometricd's `other_users=allow`): it never counts toward
     /// the user's lockout, nor resets it (SPEC §4). Root only (the PAM module in a setuid program).
@@ -277,7 +280,7 @@ public struct AuthenticateParams: RPCParams, Encodable {
     /// stricter: no frame is judged until the camera has seen nobody for a second (`FaceArrival`).
     public var requireArrival: Bool?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, factors, pin, camera
         case timeoutMs = "timeout_ms"
         case stepUp = "step_up"
@@ -467,12 +470,12 @@ enum KeyFields {
 }
 
 public struct KeyRegisterParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "app_id", "aaid"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     public var appID: String
     public var aaid: String
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, aaid
         case appID = "app_id"
     }
@@ -519,7 +522,7 @@ public struct KeyInfo: Codable, Sendable, Equatable {
 }
 
 public struct KeySignParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "key_handle", "challenge", "pin", "camera", "timeout_ms"]
+    public static let fields = wireNames(CodingKeys.self)
     /// The key's owner (must match the key).
     public var user: String
     public var keyHandle: String
@@ -530,7 +533,7 @@ public struct KeySignParams: RPCParams, Encodable {
     public var timeoutMs: Int?
     public static let timeoutMs = AuthenticateParams.timeoutMs
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, challenge, pin, camera
         case keyHandle = "key_handle"
         case timeoutMs = "timeout_ms"
@@ -656,12 +659,12 @@ public struct FIDOCredentialInfo: Codable, Sendable, Equatable {
 }
 
 public struct KeyDeregisterParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "key_handle"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     /// One key; absent: all of the user's keys.
     public var keyHandle: String?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user
         case keyHandle = "key_handle"
     }

@@ -6,7 +6,8 @@ extension Method {
 }
 
 public struct CameraIRParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["camera"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case camera }
     /// Camera id, path or spec; every camera when absent.
     public var camera: String?
     public init(camera: String? = nil) { self.camera = camera }
@@ -136,7 +137,8 @@ public struct CameraIRResult: Codable, Sendable, Equatable {
 }
 
 public struct CameraIRProbeParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["camera", "trial"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case camera, trial }
     /// Camera id, path or spec (required: a probe is about one camera).
     public var camera: String
     /// Also write each candidate's GET_MAX once, measure frames, and restore the original [false].
@@ -254,19 +256,19 @@ extension Method {
 }
 
 public struct CameraCheckParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["camera", "frames", "warmup_frames", "timeout_ms"]
+    public static let fields = wireNames(CodingKeys.self)
     /// Camera id, path or spec.
     public var camera: String
     /// Frames measured.
     public var frames: Int?
-    public static let frames = Setting("frames", 1...30, default: 5)
+    public static let frames = Setting(CodingKeys.frames, 1...30, default: 5)
     /// Frames dropped first (auto-exposure and the emitter settle).
     public var warmupFrames: Int?
-    public static let warmupFrames = Setting("warmup_frames", 0...60, default: 5)
+    public static let warmupFrames = Setting(CodingKeys.warmupFrames, 0...60, default: 5)
     public var timeoutMs: Int?
-    public static let timeoutMs = Setting("timeout_ms", 100...30000, default: 5000)
+    public static let timeoutMs = Setting(CodingKeys.timeoutMs, 100...30000, default: 5000)
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case camera, frames
         case warmupFrames = "warmup_frames"
         case timeoutMs = "timeout_ms"

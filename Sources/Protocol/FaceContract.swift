@@ -15,15 +15,15 @@ extension Method {
 }
 
 public struct FaceEnrollParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "camera", "mode", "frames", "countdown_s", "quality_threshold", "timeout_ms", "preview"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     public var camera: String?
     /// simple | full (front, left, right, up, down) [simple]
     public var mode: FaceEnrolMode?
     public var frames: Int?
-    public static let frames = Setting("frames", 1...10, default: 4)
+    public static let frames = Setting(CodingKeys.frames, 1...10, default: 4)
     public var countdownS: Int?
-    public static let countdownS = Setting("countdown_s", 0...30, default: 5)
+    public static let countdownS = Setting(CodingKeys.countdownS, 0...30, default: 5)
     public var qualityThreshold: Int?
     public static let qualityThreshold = FaceCaptureOptions.qualityThreshold
     public var timeoutMs: Int?
@@ -31,7 +31,7 @@ public struct FaceEnrollParams: RPCParams, Encodable {
     /// Progress events carry a downscaled JPEG of the frame while on (issue 25).
     public var preview: PreviewRequest?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, camera, mode, frames, preview
         case countdownS = "countdown_s"
         case qualityThreshold = "quality_threshold"
@@ -81,21 +81,19 @@ public struct FaceEnrollResult: Codable, Sendable {
 /// beside the method's own fields (as SPEC §4 lists them); each range and default is declared once
 /// here, beside its field.
 public struct FaceCaptureOptions: Codable, Sendable, Equatable {
-    static let fields: Set<String> = ["mode", "matching_threshold", "quality_threshold", "liveness_threshold",
-                                      "blink_timeout_ms", "timeout_ms", "liveness_mode", "challenge_steps",
-                                      "challenge_step_timeout_ms", "preview"]
+    static let fields = wireNames(CodingKeys.self)
     /// image | liveness [liveness]
     public var mode: FaceCaptureMode?
     public var matchingThreshold: Double?
-    public static let matchingThreshold = Setting<Double>("matching_threshold", 0...72, default: 48)
+    public static let matchingThreshold = Setting<Double>(CodingKeys.matchingThreshold, 0...72, default: 48)
     public var qualityThreshold: Int?
-    public static let qualityThreshold = Setting("quality_threshold", 0...100, default: 48)
+    public static let qualityThreshold = Setting(CodingKeys.qualityThreshold, 0...100, default: 48)
     public var livenessThreshold: Int?
-    public static let livenessThreshold = Setting("liveness_threshold", 0...100, default: 50)
+    public static let livenessThreshold = Setting(CodingKeys.livenessThreshold, 0...100, default: 50)
     public var blinkTimeoutMs: Int?
-    public static let blinkTimeoutMs = Setting("blink_timeout_ms", 0...30000, default: 5000)
+    public static let blinkTimeoutMs = Setting(CodingKeys.blinkTimeoutMs, 0...30000, default: 5000)
     public var timeoutMs: Int?
-    public static let timeoutMs = Setting("timeout_ms", 1000...300_000, default: 30000)
+    public static let timeoutMs = Setting(CodingKeys.timeoutMs, 1000...300_000, default: 30000)
     /// blink: keep still, then blink. challenge: keep still, then a random sequence of head moves
     /// (turn_left, turn_right, look_up, nod), and a blink at some point. passive: the
     /// presentation-attack detector and the replay cues on the first frames, nothing asked.
@@ -103,14 +101,14 @@ public struct FaceCaptureOptions: Codable, Sendable, Equatable {
     public var livenessMode: LivenessMode?
     /// Moves in challenge mode.
     public var challengeSteps: Int?
-    public static let challengeSteps = Setting("challenge_steps", 1...4, default: 2)
+    public static let challengeSteps = Setting(CodingKeys.challengeSteps, 1...4, default: 2)
     /// For each move.
     public var challengeStepTimeoutMs: Int?
-    public static let challengeStepTimeoutMs = Setting("challenge_step_timeout_ms", 1000...30000, default: 5000)
+    public static let challengeStepTimeoutMs = Setting(CodingKeys.challengeStepTimeoutMs, 1000...30000, default: 5000)
     /// Progress events carry a downscaled JPEG of the frame while on (issue 25).
     public var preview: PreviewRequest?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case mode, preview
         case matchingThreshold = "matching_threshold"
         case qualityThreshold = "quality_threshold"
@@ -150,12 +148,12 @@ public struct FaceCaptureOptions: Codable, Sendable, Equatable {
 }
 
 public struct FaceVerifyParams: RPCParams, Encodable {
-    public static let fields = FaceCaptureOptions.fields.union(["user", "camera"])
+    public static let fields = FaceCaptureOptions.fields.union(wireNames(CodingKeys.self))
     public var user: String
     public var camera: String?
     public var capture: FaceCaptureOptions
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, camera
     }
 
@@ -240,14 +238,14 @@ public struct FaceVerifyResult: Codable, Sendable {
 }
 
 public struct FaceIdentifyParams: RPCParams, Encodable {
-    public static let fields = FaceCaptureOptions.fields.union(["camera", "margin"])
+    public static let fields = FaceCaptureOptions.fields.union(wireNames(CodingKeys.self))
     public var camera: String?
     public var capture: FaceCaptureOptions
     /// Step-up when the best two users are within this many score points.
     public var margin: Double?
-    public static let margin = Setting<Double>("margin", 0...50, default: 5)
+    public static let margin = Setting<Double>(CodingKeys.margin, 0...50, default: 5)
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case camera, margin
     }
 
@@ -330,7 +328,8 @@ public struct FaceIdentifyResult: Codable, Sendable {
 
 /// face.list and finger.list.
 public struct TemplateListParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case user }
     /// Absent: every user's templates (admin).
     public var user: String?
     public init(user: String? = nil) { self.user = user }
@@ -363,10 +362,10 @@ public struct FaceListResult: Codable, Sendable {
 
 /// face.remove and finger.remove: one template, or all of the user's of that modality.
 public struct TemplateRemoveParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "template_id"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     public var templateID: String?
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user
         case templateID = "template_id"
     }
@@ -384,14 +383,14 @@ public struct RemovedResult: Codable, Sendable {
 }
 
 public struct FaceAddParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "template", "template_id"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     /// base64 of a face template (face.export / face.extract).
     public var template: String
     /// The id to store it under (Incode addFace; e.g. the id it had where it was exported):
     /// 1–64 of A–Z a–z 0–9 . _ -, not used by another template. Absent: a new UUID.
     public var templateID: String?
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, template
         case templateID = "template_id"
     }
@@ -440,7 +439,8 @@ public struct FaceExportResult: Codable, Sendable {
 }
 
 public struct FaceSetParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "faces"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case user, faces }
     public var user: String
     /// base64 templates; replaces all of the user's face templates ([] clears).
     public var faces: [String]
@@ -455,7 +455,8 @@ public struct FaceSetParams: RPCParams, Encodable {
 }
 
 public struct FaceExtractParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["image"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case image }
     /// base64 JPEG / PNG / PGM.
     public var image: String
     public init(image: String) { self.image = image }
@@ -520,14 +521,14 @@ public struct PixelRect: Codable, Sendable, Equatable {
 }
 
 public struct FaceMatchParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["probe", "reference", "matching_threshold"]
+    public static let fields = wireNames(CodingKeys.self)
     /// base64 of a face template or of an image.
     public var probe: String
     /// base64 of a face template or of an image.
     public var reference: String
     public var matchingThreshold: Double?
     public static let matchingThreshold = FaceCaptureOptions.matchingThreshold
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case probe, reference
         case matchingThreshold = "matching_threshold"
     }

@@ -30,9 +30,9 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
     public var liveness: LivenessLevel?
     /// The least print quality a kept fingertip must reach.
     public var qualityThreshold: Int?
-    public static let qualityThreshold = Setting("quality_threshold", 0...100, default: 40)
+    public static let qualityThreshold = Setting(CodingKeys.qualityThreshold, 0...100, default: 40)
     public var timeoutS: Int?
-    public static let timeoutS = Setting("timeout_s", 1...120, default: 10)
+    public static let timeoutS = Setting(CodingKeys.timeoutS, 1...120, default: 10)
 
     /// Progress events carry a downscaled JPEG of the frame while on (issue 25).
     public var preview: PreviewRequest?
@@ -49,9 +49,9 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
         self.timeoutS = timeoutS
     }
 
-    static let fields: Set<String> = ["mode", "finger", "hand", "amputated", "liveness", "quality_threshold", "timeout_s", "preview"]
+    static let fields = wireNames(CodingKeys.self)
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case mode, finger, hand, amputated, liveness, preview
         case qualityThreshold = "quality_threshold"
         case timeoutS = "timeout_s"
@@ -82,13 +82,13 @@ public struct FingerCaptureSettings: Codable, Sendable, Equatable {
 /// Params that embed `FingerCaptureSettings` (capture, enrol, verify/identify) decode them from
 /// the same flat object as their own keys.
 public struct FingerCaptureRequest: RPCParams, Encodable {
-    public static let fields = FingerCaptureSettings.fields.union(["camera", "image_format"])
+    public static let fields = FingerCaptureSettings.fields.union(wireNames(CodingKeys.self))
     public var camera: String?
     public var capture: FingerCaptureSettings
     /// none | png | jpeg | wsq [none]
     public var imageFormat: ImageFormat?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case camera
         case imageFormat = "image_format"
     }
@@ -174,15 +174,15 @@ public struct FingerCaptureResult: Codable, Sendable {
 }
 
 public struct FingerEnrollParams: RPCParams, Encodable {
-    public static let fields = FingerCaptureSettings.fields.union(["user", "camera", "captures"])
+    public static let fields = FingerCaptureSettings.fields.union(wireNames(CodingKeys.self))
     public var user: String
     public var camera: String?
     public var capture: FingerCaptureSettings
     /// Captures per finger; the best prints are kept.
     public var captures: Int?
-    public static let captures = Setting("captures", 1...10, default: 3)
+    public static let captures = Setting(CodingKeys.captures, 1...10, default: 3)
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, camera, captures
     }
 
@@ -242,7 +242,7 @@ public struct FingerEnrollResult: Codable, Sendable {
 
 /// finger.verify (with `user`) and finger.identify (without).
 public struct FingerAuthParams: RPCParams, Encodable {
-    public static let fields = FingerCaptureSettings.fields.union(["user", "camera", "threshold", "references"])
+    public static let fields = FingerCaptureSettings.fields.union(wireNames(CodingKeys.self))
     public var user: String?
     public var camera: String?
     public var capture: FingerCaptureSettings
@@ -258,7 +258,7 @@ public struct FingerAuthParams: RPCParams, Encodable {
     /// Longest base64 reference (an ISO record of 255 minutiae is ~2 KB).
     public static let maxReferenceLength = 64 * 1024
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, camera, threshold, references
     }
 
@@ -383,7 +383,8 @@ public struct FingerIdentifyResult: Codable, Sendable {
 }
 
 public struct FingerExtractParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["image", "dpi", "format"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case image, dpi, format }
     /// base64 PNG / JPEG / TIFF / PGM / WSQ (FBI WSQ, IAFIS-IC-0110 v3).
     public var image: String
     public var dpi: Int?
@@ -432,16 +433,17 @@ public struct FingerExtractResult: Codable, Sendable {
 }
 
 public struct FingerMatchParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["probe", "reference", "threshold", "dpi"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case probe, reference, threshold, dpi }
     /// base64 of a finger template or of a print image.
     public var probe: String
     /// base64 of a finger template or of a print image.
     public var reference: String
     public var threshold: Double?
-    public static let threshold = Setting<Double>("threshold", 0...100, default: 48)
+    public static let threshold = Setting<Double>(CodingKeys.threshold, 0...100, default: 48)
     /// Resolution of image arguments (ppi).
     public var dpi: Int?
-    public static let dpi = Setting("dpi", 250...1000, default: 500)
+    public static let dpi = Setting(CodingKeys.dpi, 250...1000, default: 500)
     public init(probe: String, reference: String, threshold: Double? = nil, dpi: Int? = nil) {
         self.probe = probe
         self.reference = reference
@@ -481,7 +483,7 @@ public typealias FingerRemoveParams = TemplateRemoveParams
 /// finger.add (admin): a template from elsewhere — biometricd or ISO/IEC 19794-2, told apart by
 /// their headers — stored for `user`. An ISO record's finger views become one template each.
 public struct FingerAddParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "template", "format", "position", "template_id"]
+    public static let fields = wireNames(CodingKeys.self)
     public var user: String
     /// base64 template (finger.export, finger.extract, or another system's ISO 19794-2 record).
     public var template: String
@@ -491,7 +493,7 @@ public struct FingerAddParams: RPCParams, Encodable {
     public var position: String?
     /// The id to store it under (one template only): 1–64 of A–Z a–z 0–9 . _ -.
     public var templateID: String?
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case user, template, format, position
         case templateID = "template_id"
     }
@@ -519,7 +521,8 @@ public struct FingerAddParams: RPCParams, Encodable {
 /// finger.export (admin): a user's finger templates, each on its own (one ISO record per
 /// template), so each can go back in through finger.add or be written to a badge.
 public struct FingerExportParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user", "format"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case user, format }
     public var user: String
     /// biometricd | iso19794_2 [biometricd]
     public var format: TemplateFormat?

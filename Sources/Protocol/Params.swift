@@ -3,7 +3,8 @@ import Foundation
 /// The params of one method. Unknown fields are refused (a typo must not silently fall back to a
 /// default), and `validate` checks ranges, so a handler only ever sees sane values.
 public protocol RPCParams: Decodable, Sendable {
-    /// The wire names this method accepts.
+    /// The wire names this method accepts: `wireNames(CodingKeys.self)` (with a shared options
+    /// type's, for the params that carry one flat), so each name is written once.
     static var fields: Set<String> { get }
     func validate() throws(RPCError)
 }
@@ -134,29 +135,31 @@ public struct NoParams: RPCParams {
 }
 
 public struct UserParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["user"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case user }
     public var user: String
     public init(user: String) { self.user = user }
     public func validate() throws(RPCError) { try UserName.validate(user) }
 }
 
 public struct CancelParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["request"]
+    public static let fields = wireNames(CodingKeys.self)
+    enum CodingKeys: String, CodingKey, CaseIterable { case request }
     public var request: RequestID
     public init(request: RequestID) { self.request = request }
 }
 
 public struct SnapshotParams: RPCParams, Encodable {
-    public static let fields: Set<String> = ["camera", "warmup_frames", "timeout_ms"]
+    public static let fields = wireNames(CodingKeys.self)
     /// Camera id, path or spec; the first available camera when absent.
     public var camera: String?
     /// Frames dropped before the one kept (auto-exposure settles).
     public var warmupFrames: Int?
-    public static let warmupFrames = Setting("warmup_frames", 0...60, default: 3)
+    public static let warmupFrames = Setting(CodingKeys.warmupFrames, 0...60, default: 3)
     public var timeoutMs: Int?
-    public static let timeoutMs = Setting("timeout_ms", 100...60000, default: 5000)
+    public static let timeoutMs = Setting(CodingKeys.timeoutMs, 100...60000, default: 5000)
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case camera
         case warmupFrames = "warmup_frames"
         case timeoutMs = "timeout_ms"
@@ -172,4 +175,10 @@ public struct SnapshotParams: RPCParams, Encodable {
         try Self.warmupFrames.check(warmupFrames)
         try Self.timeoutMs.check(timeoutMs)
     }
+}
+
+/// The wire names of a type's keys. A params type's accepted names are its `CodingKeys`: each
+/// name is written once, where Codable reads it.
+public func wireNames<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) -> Set<String> {
+    Set(keys.allCases.map(\.stringValue))
 }

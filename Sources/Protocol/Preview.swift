@@ -12,9 +12,9 @@ public struct PreviewRequest: Codable, Sendable, Equatable {
     public var width: Int?
     public static let width = Setting("preview.width", 64...1280, default: 320)
 
-    static let fields: Set<String> = ["fps", "width"]
+    static let fields = wireNames(CodingKeys.self)
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case fps, width
     }
 

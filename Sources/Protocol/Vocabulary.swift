@@ -48,6 +48,11 @@ public struct Setting<Value: Comparable & Sendable>: Sendable {
         self.defaultValue = defaultValue
     }
 
+    /// A parameter named by its type's coding key: the wire name is written once, in CodingKeys.
+    public init(_ key: some CodingKey, _ range: ClosedRange<Value>, default defaultValue: Value) {
+        self.init(key.stringValue, range, default: defaultValue)
+    }
+
     /// -32602 with `data.field` when `value` is given and out of range.
     public func check(_ value: Value?) throws(RPCError) { try Check.range(value, range, field: field) }
 
