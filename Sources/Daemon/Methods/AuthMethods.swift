@@ -26,174 +26,218 @@ struct AuthMethods: MethodGroup {
     func register(in table: inout MethodTable) {
         // A change to the user's factors: fresh authentication, or the old PIN passed in this
         // call (checked below before anything changes).
-        table.register(Method.pinSet, .selfReverifiedOrAdmin("set the PIN of", user: { $0.user }, factorInCall: { $0.oldPIN != nil })) {
-            [self] (context, p: PINSetParams) in
-            try auth.checkFormat(p.pin)
-            if !context.peer.isAdmin {
-                // A locked PIN stays locked until an administrator resets it (SPEC §4), whatever
-                // else the user proved since: a face match does not unlock it.
-                if let state = try store.pin(user: p.user), state.isLocked(maxRetries: auth.pinMaxRetries) {
-                    throw PINRefusal.locked(failures: state.failures)
-                }
-                // Admitted on the strength of old_pin alone (not freshly authenticated): the old
-                // PIN must be right.
-                if !context.connection.reverification.isFresh(p.user) {
-                    guard try store.pin(user: p.user) != nil, let old = p.oldPIN else {
-                        // No PIN to check old_pin against: the same refusal as without it.
-                        throw policy.refusal(.reverificationNeeded, rule: .selfReverifiedOrAdmin, action: "set the PIN of",
-                                             peer: context.peer, user: p.user) ?? RPCError.internal("no refusal")
-                    }
-                    let check = try await auth.verifyPIN(user: p.user, pin: old, caller: context.peer.uid)
-                    guard check.ok else {
-                        await auth.holdReply()
-                        return PINResult(ok: false, retriesLeft: check.retriesLeft)
-                    }
-                }
-            }
-            try await auth.setPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
-            return PINResult(ok: true, retriesLeft: try store.pin(user: p.user)?.retriesLeft(maxRetries: auth.pinMaxRetries))
-        }
-        table.register(Method.pinVerify, .selfOrAdmin("verify the PIN of") { $0.user }, grants: .reverification) {
-            [self] (context, p: PINVerifyParams) in
-            let outcome = try await auth.verifyPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
-            context.settle(user: p.user, factor: .pin, verdict: outcome.ok ? .matched : .noMatch)
-            await auth.holdReply()
-            return PINResult(ok: outcome.ok, retriesLeft: outcome.retriesLeft)
-        }
-        table.register(Method.authPasswordBegin, .selfOrAdmin("prove the password of") { $0.user }) { [self] (context, p: PasswordBeginParams) in
-            guard let nonce = proofs.begin(user: p.user, connection: context.connection) else {
-                throw Admission.refused(.queuePerUser, max: PasswordProofs.maxPendingPerUser).error!
-            }
-            return PasswordBeginResult(nonce: nonce, expiresS: PasswordProofs.lifetimeSeconds)
-        }
+        table.register(Method.pinSet, .selfReverifiedOrAdmin("set the PIN of", user: { $0.user }, factorInCall: { $0.oldPIN != nil }), pinSet)
+        table.register(Method.pinVerify, .selfOrAdmin("verify the PIN of") { $0.user }, grants: .reverification, pinVerify)
+        table.register(Method.authPasswordBegin, .selfOrAdmin("prove the password of") { $0.user }, authPasswordBegin)
         // Only root's report counts: the helper that ran PAM (biometricd-password) runs as root.
-        table.register(Method.authPasswordProven, .root("auth.password.proven")) { [self] (context, p: PasswordProvenParams) in
-            guard proofs.proven(user: p.user, nonce: p.nonce) else {
-                throw RPCError.app(.notFound, "no password proof of '\(p.user)' waits for that nonce (expired, used, or its connection closed)")
-            }
-            logger.notice("account password of '\(LogText(p.user))' proven (reported by uid \(context.peer.uid))")
-            return OKResult(ok: true)
-        }
-        table.register(Method.pinReset, .admin("pin.reset")) { [self] (context, p: PINResetParams) in
-            do {
-                try store.resetPIN(user: p.user, removePIN: p.removePIN ?? false)
-            } catch StoreError.notFound {
-                throw RPCError.userNotEnrolled(p.user)
-            }
-            logger.notice("PIN of '\(LogText(p.user))' reset by uid \(context.peer.uid)\(p.removePIN == true ? " (removed)" : "")")
-            let pin = try store.pin(user: p.user)
-            return PINResult(ok: true, retriesLeft: pin?.retriesLeft(maxRetries: auth.pinMaxRetries))
-        }
+        table.register(Method.authPasswordProven, .root("auth.password.proven"), authPasswordProven)
+        table.register(Method.pinReset, .admin("pin.reset"), pinReset)
 
-        table.register(Method.authPolicyGet, .selfOrAdmin("read the policy of") { $0.user }) { [self] (context, p: UserParams) in
-            guard let current = try store.policy(user: p.user) else {
-                throw RPCError.userNotEnrolled(p.user)
-            }
-            return Self.wire(current, user: p.user)
-        }
-        table.register(Method.authPolicySet, .selfReverifiedOrAdmin("set the policy of") { $0.user }) { [self] (context, p: PolicySetParams) in
-            var next = try store.policy(user: p.user) ?? AuthPolicy()
-            if let mode = p.mode.flatMap({ AuthPolicy.Mode(rawValue: $0.rawValue) }) { next.factors = mode.factors }
-            if let factors = p.factors { next.factors = factors.compactMap(Factor.init(rawValue:)) }
-            if let live = p.requireLiveness {
-                if !live && next.requireLiveness && !context.peer.isAdmin {
-                    throw RPCError.app(.permissionDenied, "only an administrator may turn off liveness checks",
-                                       hint: "liveness is what refuses a photo of you")
-                }
-                next.requireLiveness = live
-            }
-            try store.setPolicy(user: p.user, next)
-            logger.notice("policy of '\(LogText(p.user))' set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
-            return Self.wire(next, user: p.user)
-        }
-        table.register(Method.authLockoutClear, .admin("auth.lockout.clear")) { [self] (context, p: LockoutClearParams) in
-            if let user = p.user {
-                guard try store.clearLockout(user: user) else { throw RPCError.userNotEnrolled(user) }
-                logger.notice("biometric lockout of '\(LogText(user))' cleared by uid \(context.peer.uid)")
-            } else if let camera = p.camera {
-                try store.clearCameraLockout(camera: camera)
-                logger.notice("identification lockout of camera '\(LogText(camera))' cleared by uid \(context.peer.uid)")
-            }
-            return OKResult(ok: true)
-        }
-        table.register(Method.authStatus, .selfOrAdmin("read the authentication status of") { $0.user }) { [self] (context, p: UserParams) in
-            return try auth.status(user: p.user)
-        }
+        table.register(Method.authPolicyGet, .selfOrAdmin("read the policy of") { $0.user }, authPolicyGet)
+        table.register(Method.authPolicySet, .selfReverifiedOrAdmin("set the policy of") { $0.user }, authPolicySet)
+        table.register(Method.authLockoutClear, .admin("auth.lockout.clear"), authLockoutClear)
+        table.register(Method.authStatus, .selfOrAdmin("read the authentication status of") { $0.user }, authStatus)
         table.register(Method.authAuthenticate,
                        Access.selfOrAdminOrStepUp("authenticate", user: { $0.user }, loginStepUp: { $0.stepUp != nil })
                            .rootOnly { $0.otherUser == true ? "other_user" : nil },
-                       requires: .loginCapture, grants: .authentication) {
-            [self] (context, p: AuthenticateParams) in
-            var factors = p.factors?.compactMap(Factor.init(rawValue:))
-            if let stepUp = p.stepUp {
-                // Completing an identification of this connection: bound to that call, its
-                // candidates, and a factor other than the one that could not tell them apart.
-                guard let pending = context.takeStepUp(stepUp, user: p.user) else {
-                    throw RPCError.app(.notFound, "no identification \(stepUp) of this connection waits for a step-up naming '\(p.user)'",
-                                       hint: "step_up takes the id of a face.identify or finger.identify call on this connection that answered step_up_required, within \(StepUps.lifetimeSeconds) s")
-                }
-                factors = (factors ?? [.pin]).filter { $0 != pending.modality }
-                guard !(factors ?? []).isEmpty else {
-                    throw RPCError.invalidParams(field: "factors", "a step-up needs a factor other than \(pending.modality.rawValue)")
-                }
-            }
-            var context = context
-            context.startedByOtherUser = p.otherUser == true
-            let run = try await authenticate(user: p.user, override: factors, pin: p.pin,
-                                             camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context,
-                                             requireArrival: p.requireArrival == true)
-            await auth.holdReply()
-            return run.wire
-        }
+                       requires: .loginCapture, grants: .authentication, authAuthenticate)
 
-        table.register(Method.keyRegister, .selfReverifiedOrAdmin("register a key for") { $0.user }) { [self] (context, p: KeyRegisterParams) in
-            let key = BoundKey.generate()
-            let record = try store.addKey(user: p.user, appID: p.appID, aaid: p.aaid, handle: key.handle,
-                                          publicKeyPEM: key.publicKeyPEM, privateKey: key.privateKey,
-                                          quota: quotas.quota(.keys, isAdmin: context.peer.isAdmin))
-            logger.notice("key registered for '\(LogText(p.user))' (\(p.aaid), app \(p.appID.prefix(60)))")
-            return Self.wire(record)
-        }
-        table.register(Method.keyList, .selfOrAdmin("list the keys of") { $0.user }) { [self] (context, p: UserParams) in
-            return KeyListResult(keys: try store.keys(user: p.user).map(Self.wire),
-                                 fidoCredentials: try store.fidoCredentials(user: p.user).compactMap(FIDOListing.wire))
-        }
-        table.register(Method.keyDeregister, .selfReverifiedOrAdmin("deregister the keys of") { $0.user }) { [self] (context, p: KeyDeregisterParams) in
-            do {
-                let n = try store.removeKeys(user: p.user, handle: p.keyHandle)
-                logger.notice("\(n) key(s) of '\(LogText(p.user))' deregistered")
-                return RemovedResult(removed: n)
-            } catch StoreError.notFound {
-                throw RPCError.app(.notFound, "no key '\(p.keyHandle ?? "")' for user '\(p.user)'")
+        table.register(Method.keyRegister, .selfReverifiedOrAdmin("register a key for") { $0.user }, keyRegister)
+        table.register(Method.keyList, .selfOrAdmin("list the keys of") { $0.user }, keyList)
+        table.register(Method.keyDeregister, .selfReverifiedOrAdmin("deregister the keys of") { $0.user }, keyDeregister)
+        table.register(Method.keySign, .selfOrAdmin("sign with a key of") { $0.user }, requires: .loginCapture, grants: .lockoutReset, keySign)
+    }
+
+    // MARK: Handlers, one per method, named after it
+
+    /// pin.set
+    func pinSet(_ context: CallContext, _ p: PINSetParams) async throws -> PINResult {
+        try auth.checkFormat(p.pin)
+        if !context.peer.isAdmin {
+            // A locked PIN stays locked until an administrator resets it (SPEC §4), whatever
+            // else the user proved since: a face match does not unlock it.
+            if let state = try store.pin(user: p.user), state.isLocked(maxRetries: auth.pinMaxRetries) {
+                throw PINRefusal.locked(failures: state.failures)
             }
-        }
-        table.register(Method.keySign, .selfOrAdmin("sign with a key of") { $0.user }, requires: .loginCapture, grants: .lockoutReset) {
-            [self] (context, p: KeySignParams) in
-            // Another user's key answers like an unknown one.
-            guard let key = try store.key(handle: p.keyHandle), key.user == p.user else {
-                throw RPCError.app(.notFound, "no key '\(p.keyHandle)' for user '\(p.user)'", hint: "list keys with authctl key list")
-            }
-            let userPolicy = try store.policy(user: p.user) ?? AuthPolicy()
-            var outcome: AuthenticateResult?
-            if !userPolicy.factors.isEmpty {
-                let result = try await authenticate(user: p.user, override: nil, pin: p.pin, camera: p.camera,
-                                                    timeoutMs: KeySignParams.timeoutMs(p.timeoutMs), context: context).wire
-                guard result.ok else {
-                    await auth.holdReply()
-                    return KeySignResult(ok: false, keyHandle: key.handle, signature: nil, authenticatorData: nil, counter: nil,
-                                         userVerified: false, factor: nil, tried: result.tried, skipped: result.skipped)
+            // Admitted on the strength of old_pin alone (not freshly authenticated): the old
+            // PIN must be right.
+            if !context.connection.reverification.isFresh(p.user) {
+                guard try store.pin(user: p.user) != nil, let old = p.oldPIN else {
+                    // No PIN to check old_pin against: the same refusal as without it.
+                    throw policy.refusal(.reverificationNeeded, rule: .selfReverifiedOrAdmin, action: "set the PIN of",
+                                         peer: context.peer, user: p.user) ?? RPCError.internal("no refusal")
                 }
-                outcome = result
+                let check = try await auth.verifyPIN(user: p.user, pin: old, caller: context.peer.uid)
+                guard check.ok else {
+                    await auth.holdReply()
+                    return PINResult(ok: false, retriesLeft: check.retriesLeft)
+                }
             }
-            let (counter, privateKey) = try store.nextSignature(handle: key.handle)
-            let signature = try BoundKey.sign(privateKey: privateKey, appID: key.appID, challenge: p.challengeBytes ?? Data(),
-                                              userVerified: outcome != nil, counter: counter)
-            logger.notice("key.sign for '\(LogText(p.user))' (\(key.aaid)) counter \(counter) after \(outcome?.factor ?? "no factor (policy none)")")
-            return KeySignResult(ok: true, keyHandle: key.handle, signature: signature.der.base64EncodedString(),
-                                 authenticatorData: signature.authenticatorData.base64EncodedString(), counter: Int(counter),
-                                 userVerified: outcome != nil, factor: outcome?.factor, tried: outcome?.tried ?? [],
-                                 skipped: outcome?.skipped ?? [])
         }
+        try await auth.setPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
+        return PINResult(ok: true, retriesLeft: try store.pin(user: p.user)?.retriesLeft(maxRetries: auth.pinMaxRetries))
+    }
+
+    /// pin.verify
+    func pinVerify(_ context: CallContext, _ p: PINVerifyParams) async throws -> PINResult {
+        let outcome = try await auth.verifyPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
+        context.settle(user: p.user, factor: .pin, verdict: outcome.ok ? .matched : .noMatch)
+        await auth.holdReply()
+        return PINResult(ok: outcome.ok, retriesLeft: outcome.retriesLeft)
+    }
+
+    /// auth.password.begin
+    func authPasswordBegin(_ context: CallContext, _ p: PasswordBeginParams) async throws -> PasswordBeginResult {
+        guard let nonce = proofs.begin(user: p.user, connection: context.connection) else {
+            throw Admission.refused(.queuePerUser, max: PasswordProofs.maxPendingPerUser).error!
+        }
+        return PasswordBeginResult(nonce: nonce, expiresS: PasswordProofs.lifetimeSeconds)
+    }
+
+    /// auth.password.proven
+    func authPasswordProven(_ context: CallContext, _ p: PasswordProvenParams) async throws -> OKResult {
+        guard proofs.proven(user: p.user, nonce: p.nonce) else {
+            throw RPCError.app(.notFound, "no password proof of '\(p.user)' waits for that nonce (expired, used, or its connection closed)")
+        }
+        logger.notice("account password of '\(LogText(p.user))' proven (reported by uid \(context.peer.uid))")
+        return OKResult(ok: true)
+    }
+
+    /// pin.reset
+    func pinReset(_ context: CallContext, _ p: PINResetParams) async throws -> PINResult {
+        do {
+            try store.resetPIN(user: p.user, removePIN: p.removePIN ?? false)
+        } catch {
+            // (A pattern on the typed error here crashes Swift 6.3.1's SIL ownership check.)
+            guard case .notFound = error else { throw error }
+            throw RPCError.userNotEnrolled(p.user)
+        }
+        logger.notice("PIN of '\(LogText(p.user))' reset by uid \(context.peer.uid)\(p.removePIN == true ? " (removed)" : "")")
+        let pin = try store.pin(user: p.user)
+        return PINResult(ok: true, retriesLeft: pin?.retriesLeft(maxRetries: auth.pinMaxRetries))
+    }
+
+    /// auth.policy.get
+    func authPolicyGet(_ context: CallContext, _ p: UserParams) async throws -> PolicyResult {
+        guard let current = try store.policy(user: p.user) else {
+            throw RPCError.userNotEnrolled(p.user)
+        }
+        return Self.wire(current, user: p.user)
+    }
+
+    /// auth.policy.set
+    func authPolicySet(_ context: CallContext, _ p: PolicySetParams) async throws -> PolicyResult {
+        var next = try store.policy(user: p.user) ?? AuthPolicy()
+        if let mode = p.mode.flatMap({ AuthPolicy.Mode(rawValue: $0.rawValue) }) { next.factors = mode.factors }
+        if let factors = p.factors { next.factors = factors.compactMap(Factor.init(rawValue:)) }
+        if let live = p.requireLiveness {
+            if !live && next.requireLiveness && !context.peer.isAdmin {
+                throw RPCError.app(.permissionDenied, "only an administrator may turn off liveness checks",
+                                   hint: "liveness is what refuses a photo of you")
+            }
+            next.requireLiveness = live
+        }
+        try store.setPolicy(user: p.user, next)
+        logger.notice("policy of '\(LogText(p.user))' set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
+        return Self.wire(next, user: p.user)
+    }
+
+    /// auth.lockout.clear
+    func authLockoutClear(_ context: CallContext, _ p: LockoutClearParams) async throws -> OKResult {
+        if let user = p.user {
+            guard try store.clearLockout(user: user) else { throw RPCError.userNotEnrolled(user) }
+            logger.notice("biometric lockout of '\(LogText(user))' cleared by uid \(context.peer.uid)")
+        } else if let camera = p.camera {
+            try store.clearCameraLockout(camera: camera)
+            logger.notice("identification lockout of camera '\(LogText(camera))' cleared by uid \(context.peer.uid)")
+        }
+        return OKResult(ok: true)
+    }
+
+    /// auth.status
+    func authStatus(_ context: CallContext, _ p: UserParams) async throws -> AuthStatusResult {
+        return try auth.status(user: p.user)
+    }
+
+    /// auth.authenticate
+    func authAuthenticate(_ context: CallContext, _ p: AuthenticateParams) async throws -> AuthenticateResult {
+        var factors = p.factors?.compactMap(Factor.init(rawValue:))
+        if let stepUp = p.stepUp {
+            // Completing an identification of this connection: bound to that call, its
+            // candidates, and a factor other than the one that could not tell them apart.
+            guard let pending = context.takeStepUp(stepUp, user: p.user) else {
+                throw RPCError.app(.notFound, "no identification \(stepUp) of this connection waits for a step-up naming '\(p.user)'",
+                                   hint: "step_up takes the id of a face.identify or finger.identify call on this connection that answered step_up_required, within \(StepUps.lifetimeSeconds) s")
+            }
+            factors = (factors ?? [.pin]).filter { $0 != pending.modality }
+            guard !(factors ?? []).isEmpty else {
+                throw RPCError.invalidParams(field: "factors", "a step-up needs a factor other than \(pending.modality.rawValue)")
+            }
+        }
+        var context = context
+        context.startedByOtherUser = p.otherUser == true
+        let run = try await authenticate(user: p.user, override: factors, pin: p.pin,
+                                         camera: p.camera, timeoutMs: AuthenticateParams.timeoutMs(p.timeoutMs), context: context,
+                                         requireArrival: p.requireArrival == true)
+        await auth.holdReply()
+        return run.wire
+    }
+
+    /// key.register
+    func keyRegister(_ context: CallContext, _ p: KeyRegisterParams) async throws -> KeyInfo {
+        let key = BoundKey.generate()
+        let record = try store.addKey(user: p.user, appID: p.appID, aaid: p.aaid, handle: key.handle,
+                                      publicKeyPEM: key.publicKeyPEM, privateKey: key.privateKey,
+                                      quota: quotas.quota(.keys, isAdmin: context.peer.isAdmin))
+        logger.notice("key registered for '\(LogText(p.user))' (\(p.aaid), app \(p.appID.prefix(60)))")
+        return Self.wire(record)
+    }
+
+    /// key.list
+    func keyList(_ context: CallContext, _ p: UserParams) async throws -> KeyListResult {
+        return KeyListResult(keys: try store.keys(user: p.user).map(Self.wire),
+                             fidoCredentials: try store.fidoCredentials(user: p.user).compactMap(FIDOListing.wire))
+    }
+
+    /// key.deregister
+    func keyDeregister(_ context: CallContext, _ p: KeyDeregisterParams) async throws -> RemovedResult {
+        do {
+            let n = try store.removeKeys(user: p.user, handle: p.keyHandle)
+            logger.notice("\(n) key(s) of '\(LogText(p.user))' deregistered")
+            return RemovedResult(removed: n)
+        } catch {
+            // (A pattern on the typed error here crashes Swift 6.3.1's SIL ownership check.)
+            guard case .notFound = error else { throw error }
+            throw RPCError.app(.notFound, "no key '\(p.keyHandle ?? "")' for user '\(p.user)'")
+        }
+    }
+
+    /// key.sign
+    func keySign(_ context: CallContext, _ p: KeySignParams) async throws -> KeySignResult {
+        // Another user's key answers like an unknown one.
+        guard let key = try store.key(handle: p.keyHandle), key.user == p.user else {
+            throw RPCError.app(.notFound, "no key '\(p.keyHandle)' for user '\(p.user)'", hint: "list keys with authctl key list")
+        }
+        let userPolicy = try store.policy(user: p.user) ?? AuthPolicy()
+        var outcome: AuthenticateResult?
+        if !userPolicy.factors.isEmpty {
+            let result = try await authenticate(user: p.user, override: nil, pin: p.pin, camera: p.camera,
+                                                timeoutMs: KeySignParams.timeoutMs(p.timeoutMs), context: context).wire
+            guard result.ok else {
+                await auth.holdReply()
+                return KeySignResult(ok: false, keyHandle: key.handle, signature: nil, authenticatorData: nil, counter: nil,
+                                     userVerified: false, factor: nil, tried: result.tried, skipped: result.skipped)
+            }
+            outcome = result
+        }
+        let (counter, privateKey) = try store.nextSignature(handle: key.handle)
+        let signature = try BoundKey.sign(privateKey: privateKey, appID: key.appID, challenge: p.challengeBytes ?? Data(),
+                                          userVerified: outcome != nil, counter: counter)
+        logger.notice("key.sign for '\(LogText(p.user))' (\(key.aaid)) counter \(counter) after \(outcome?.factor ?? "no factor (policy none)")")
+        return KeySignResult(ok: true, keyHandle: key.handle, signature: signature.der.base64EncodedString(),
+                             authenticatorData: signature.authenticatorData.base64EncodedString(), counter: Int(counter),
+                             userVerified: outcome != nil, factor: outcome?.factor, tried: outcome?.tried ?? [],
+                             skipped: outcome?.skipped ?? [])
     }
 
     static func wire(_ policy: AuthPolicy, user: String) -> PolicyResult {

@@ -31,94 +31,114 @@ struct CameraMethods: MethodGroup {
     var cameras: CameraRegistry { leases.cameras }
 
     func register(in table: inout MethodTable) {
-        table.register(Method.cameraList, .anyone) { [self] (_, _: NoParams) in
-            cameras.wire
-        }
+        table.register(Method.cameraList, .anyone, cameraList)
 
         // Answers with the cameras now, then sends camera.added / camera.removed events tied to
         // this request until session.cancel or disconnect.
-        table.register(Method.cameraWatch, .anyone) { [self] (context, _: NoParams) in
-            guard let request = context.request else {
-                throw RPCError.invalidRequest("camera.watch needs an id: its events are tied to it")
-            }
-            let token = cameras.watch { change in
-                switch change {
-                case .added(let d):
-                    let roles = cameras.devices.first { $0.id == d.id }.map { cameras.roles(of: $0) }
-                    context.emit(CameraChangeEvent(.added, camera: d.wire(busy: false, roles: roles)))
-                case .removed(let d): context.emit(CameraChangeEvent(.removed, camera: d.wire(busy: false)))
-                }
-            }
-            context.connection.addWatch(request, token)
-            return WatchResult(cameras: cameras.wire)
-        }
+        table.register(Method.cameraWatch, .anyone, cameraWatch)
 
         // What is known about each camera's IR emitter and what the last stream start applied
         // (Docs/ir-emitters.md). Anyone: it says no more about the devices than camera.list.
-        table.register(Method.cameraIR, .anyone) { [self] (_, params: CameraIRParams) in
-            let devices = try params.camera.map { [try cameras.find($0)] } ?? cameras.devices
-            let emitters = cameras.emitters
-            return CameraIRResult(cameras: devices.map { Self.irInfo($0, emitters: emitters) }, tableFiles: emitters.table.files,
-                                  tableErrors: emitters.tableErrors.map(\.description))
-        }
+        table.register(Method.cameraIR, .anyone, cameraIR)
 
         // The opt-in probe: reads the controls the camera's descriptors declare; with trial, writes
         // each candidate's own GET_MAX once while frames are measured, then restores the original.
         // Admin only: it changes a device's state, however briefly.
-        table.register(Method.cameraIRProbe, .admin("camera.ir.probe")) { [self] (_, params: CameraIRProbeParams) in
-            guard let device = try cameras.find(params.camera) as? V4L2Device else {
-                throw RPCError.invalidParams(field: "camera", "'\(params.camera)' is not a V4L2 camera: the probe reads USB extension units")
-            }
-            guard params.trial == true else {
-                let found = try await device.probeEmitter(trial: false) { nil }
-                return Self.probeResult(device, found, before: nil)
-            }
-            return try await leases.withLease(params.camera) { capture, _ in
-                let before = await Self.meanBrightness(capture, skip: 5, count: 5)
-                let found = try await device.probeEmitter(trial: true) { await Self.meanBrightness(capture, skip: 3, count: 5) }
-                return Self.probeResult(device, found, before: before)
-            }
-        }
+        table.register(Method.cameraIRProbe, .admin("camera.ir.probe"), cameraIRProbe)
 
         // authctl doctor's camera check: opens the camera, drops the warm-up frames, and reports
         // how bright the next few are (numbers, no image). Admin: it holds the camera for up to a
         // second and tells the light level of the room; an unprivileged doctor says it could not check.
-        table.register(Method.cameraCheck, .admin("camera.check")) { [self] (_, params: CameraCheckParams) in
-            let warmup = CameraCheckParams.warmupFrames(params.warmupFrames)
-            let count = CameraCheckParams.frames(params.frames)
-            let timeout = CameraCheckParams.timeoutMs(params.timeoutMs)
-            let started = monotonicNanoseconds()
-            return try await leases.withLease(params.camera) { capture, lease in
-                let frames = try await withDeadline(milliseconds: timeout, "camera.check", watching: capture) {
-                    for _ in 0..<warmup { _ = try await capture.frames.next() }
-                    var measured: [(width: Int, height: Int, ir: Bool, brightness: Double)] = []
-                    for _ in 0..<count {
-                        let f = try await capture.frames.next()
-                        measured.append((f.width, f.height, f.isInfrared, (f.meanBrightness * 10).rounded() / 10))
-                    }
-                    return measured
-                }
-                let last = frames[frames.count - 1]
-                return CameraCheckResult(camera: lease.device.id, width: last.width, height: last.height, ir: last.ir,
-                                         brightness: frames.map(\.brightness), durationMs: elapsedMilliseconds(since: started))
-            }
-        }
+        table.register(Method.cameraCheck, .admin("camera.check"), cameraCheck)
 
         // Howdy's snapshot: lets an admin see what the camera sees (exposure, IR emitter, framing).
-        table.register(Method.cameraSnapshot, .admin("camera.snapshot")) { [self] (context, params: SnapshotParams) in
-            let warmup = SnapshotParams.warmupFrames(params.warmupFrames)
-            let timeout = SnapshotParams.timeoutMs(params.timeoutMs)
-            return try await leases.withLease(params.camera) { capture, lease in
-                let frame = try await withDeadline(milliseconds: timeout, "camera.snapshot") {
-                    var frame = try await capture.frames.next()
-                    for _ in 0..<warmup { frame = try await capture.frames.next() }
-                    return frame
-                }
-                let faces = await drawFaces(on: frame)
-                let png = try Self.encodePNG(frame)
-                return SnapshotResult(camera: lease.device.id, width: frame.width, height: frame.height,
-                                      ir: frame.isInfrared, image: png.base64EncodedString(), faces: faces)
+        table.register(Method.cameraSnapshot, .admin("camera.snapshot"), cameraSnapshot)
+    }
+
+    // MARK: Handlers, one per method, named after it
+
+    /// camera.list
+    func cameraList(_ context: CallContext, _ params: NoParams) async throws -> [CameraInfo] {
+        cameras.wire
+    }
+
+    /// camera.watch
+    func cameraWatch(_ context: CallContext, _ params: NoParams) async throws -> WatchResult {
+        guard let request = context.request else {
+            throw RPCError.invalidRequest("camera.watch needs an id: its events are tied to it")
+        }
+        let token = cameras.watch { change in
+            switch change {
+            case .added(let d):
+                let roles = cameras.devices.first { $0.id == d.id }.map { cameras.roles(of: $0) }
+                context.emit(CameraChangeEvent(.added, camera: d.wire(busy: false, roles: roles)))
+            case .removed(let d): context.emit(CameraChangeEvent(.removed, camera: d.wire(busy: false)))
             }
+        }
+        context.connection.addWatch(request, token)
+        return WatchResult(cameras: cameras.wire)
+    }
+
+    /// camera.i.r
+    func cameraIR(_ context: CallContext, _ params: CameraIRParams) async throws -> CameraIRResult {
+        let devices = try params.camera.map { [try cameras.find($0)] } ?? cameras.devices
+        let emitters = cameras.emitters
+        return CameraIRResult(cameras: devices.map { Self.irInfo($0, emitters: emitters) }, tableFiles: emitters.table.files,
+                              tableErrors: emitters.tableErrors.map(\.description))
+    }
+
+    /// camera.i.r.probe
+    func cameraIRProbe(_ context: CallContext, _ params: CameraIRProbeParams) async throws -> CameraIRProbeResult {
+        guard let device = try cameras.find(params.camera) as? V4L2Device else {
+            throw RPCError.invalidParams(field: "camera", "'\(params.camera)' is not a V4L2 camera: the probe reads USB extension units")
+        }
+        guard params.trial == true else {
+            let found = try await device.probeEmitter(trial: false) { nil }
+            return Self.probeResult(device, found, before: nil)
+        }
+        return try await leases.withLease(params.camera) { capture, _ in
+            let before = await Self.meanBrightness(capture, skip: 5, count: 5)
+            let found = try await device.probeEmitter(trial: true) { await Self.meanBrightness(capture, skip: 3, count: 5) }
+            return Self.probeResult(device, found, before: before)
+        }
+    }
+
+    /// camera.check
+    func cameraCheck(_ context: CallContext, _ params: CameraCheckParams) async throws -> CameraCheckResult {
+        let warmup = CameraCheckParams.warmupFrames(params.warmupFrames)
+        let count = CameraCheckParams.frames(params.frames)
+        let timeout = CameraCheckParams.timeoutMs(params.timeoutMs)
+        let started = monotonicNanoseconds()
+        return try await leases.withLease(params.camera) { capture, lease in
+            let frames = try await withDeadline(milliseconds: timeout, "camera.check", watching: capture) {
+                for _ in 0..<warmup { _ = try await capture.frames.next() }
+                var measured: [(width: Int, height: Int, ir: Bool, brightness: Double)] = []
+                for _ in 0..<count {
+                    let f = try await capture.frames.next()
+                    measured.append((f.width, f.height, f.isInfrared, (f.meanBrightness * 10).rounded() / 10))
+                }
+                return measured
+            }
+            let last = frames[frames.count - 1]
+            return CameraCheckResult(camera: lease.device.id, width: last.width, height: last.height, ir: last.ir,
+                                     brightness: frames.map(\.brightness), durationMs: elapsedMilliseconds(since: started))
+        }
+    }
+
+    /// camera.snapshot
+    func cameraSnapshot(_ context: CallContext, _ params: SnapshotParams) async throws -> SnapshotResult {
+        let warmup = SnapshotParams.warmupFrames(params.warmupFrames)
+        let timeout = SnapshotParams.timeoutMs(params.timeoutMs)
+        return try await leases.withLease(params.camera) { capture, lease in
+            let frame = try await withDeadline(milliseconds: timeout, "camera.snapshot") {
+                var frame = try await capture.frames.next()
+                for _ in 0..<warmup { frame = try await capture.frames.next() }
+                return frame
+            }
+            let faces = await drawFaces(on: frame)
+            let png = try Self.encodePNG(frame)
+            return SnapshotResult(camera: lease.device.id, width: frame.width, height: frame.height,
+                                  ir: frame.isInfrared, image: png.base64EncodedString(), faces: faces)
         }
     }
 

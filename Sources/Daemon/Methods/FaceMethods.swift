@@ -21,82 +21,117 @@ struct FaceMethods: MethodGroup {
     var store: TemplateStore { templates.store }
 
     func register(in table: inout MethodTable) {
-        table.register(Method.faceEnroll, .selfReverifiedOrAdmin("enrol") { $0.user }) { [self] (context, p: FaceEnrollParams) in
-            return try await enroll(p, context)
-        }
+        table.register(Method.faceEnroll, .selfReverifiedOrAdmin("enrol") { $0.user }, faceEnroll)
         table.register(Method.faceVerify, .selfOrAdmin("verify") { $0.user },
-                       requires: .liveCapture(.face, camera: .trustedToGrant), grants: .authentication) { [self] (context, p: FaceVerifyParams) in
-            return try await verify(p, context).result
-        }
+                       requires: .liveCapture(.face, camera: .trustedToGrant), grants: .authentication, faceVerify)
         table.register(Method.faceIdentify, .adminOrLogin("face.identify"),
-                       requires: .liveCapture(.face, camera: .trusted), grants: .lockoutReset) { [self] (context, p: FaceIdentifyParams) in
-            return try await identify(p, context)
+                       requires: .liveCapture(.face, camera: .trusted), grants: .lockoutReset, faceIdentify)
+        table.register(Method.faceList, .selfOrAdmin("list the faces of") { $0.user }, faceList)
+        table.register(Method.faceRemove, .selfReverifiedOrAdmin("remove the faces of") { $0.user }, faceRemove)
+        table.register(Method.faceAdd, .admin("face.add"), faceAdd)
+        table.register(Method.faceExport, .admin("face.export"), faceExport)
+        table.register(Method.faceSet, .admin("face.set"), faceSet)
+        table.register(Method.faceReset, .admin("face.reset"), faceReset)
+        table.register(Method.faceExtract, .admin("face.extract"), faceExtract)
+        table.register(Method.faceMatch, .admin("face.match"), faceMatch)
+    }
+
+    // MARK: Handlers, one per method, named after it
+
+    /// face.enroll
+    func faceEnroll(_ context: CallContext, _ p: FaceEnrollParams) async throws -> FaceEnrollResult {
+        return try await enroll(p, context)
+    }
+
+    /// face.verify
+    func faceVerify(_ context: CallContext, _ p: FaceVerifyParams) async throws -> FaceVerifyResult {
+        return try await verify(p, context).result
+    }
+
+    /// face.identify
+    func faceIdentify(_ context: CallContext, _ p: FaceIdentifyParams) async throws -> FaceIdentifyResult {
+        return try await identify(p, context)
+    }
+
+    /// face.list
+    func faceList(_ context: CallContext, _ p: FaceListParams) async throws -> FaceListResult {
+        // The version is byte 4 of the (sealed) payload: opened to read it.
+        let items = try store.payloads(user: p.user, modality: .face)
+        return FaceListResult(templates: items.map { info, data in
+            FaceTemplateInfo(id: info.id, user: info.user, created: info.created, quality: Int(info.quality),
+                             pose: info.meta.pose ?? "front", version: Self.templateVersion(data))
+        })
+    }
+
+    /// face.remove
+    func faceRemove(_ context: CallContext, _ p: FaceRemoveParams) async throws -> RemovedResult {
+        guard try store.user(named: p.user) != nil else {
+            throw RPCError.userNotEnrolled(p.user)
         }
-        table.register(Method.faceList, .selfOrAdmin("list the faces of") { $0.user }) { [self] (context, p: FaceListParams) in
-            // The version is byte 4 of the (sealed) payload: opened to read it.
-            let items = try store.payloads(user: p.user, modality: .face)
-            return FaceListResult(templates: items.map { info, data in
-                FaceTemplateInfo(id: info.id, user: info.user, created: info.created, quality: Int(info.quality),
-                                 pose: info.meta.pose ?? "front", version: Self.templateVersion(data))
-            })
+        let n = try templates.removeTemplates(user: p.user, modality: .face, id: p.templateID)
+        return RemovedResult(removed: n)
+    }
+
+    /// face.add
+    func faceAdd(_ context: CallContext, _ p: FaceAddParams) async throws -> TemplateIDs {
+        let template = try Self.decodeTemplate(p.template, field: "template")
+        let info = try templates.addTemplates(user: p.user, modality: .face, [
+            NewTemplate(id: p.templateID, quality: Double(template.quality), meta: TemplateMeta(pose: "front", source: .import),
+                        payload: template.data)], quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))[0]
+        return TemplateIDs(templates: [info.id])
+    }
+
+    /// face.export
+    func faceExport(_ context: CallContext, _ p: UserParams) async throws -> FaceExportResult {
+        guard try store.user(named: p.user) != nil else {
+            throw RPCError.userNotEnrolled(p.user)
         }
-        table.register(Method.faceRemove, .selfReverifiedOrAdmin("remove the faces of") { $0.user }) { [self] (context, p: FaceRemoveParams) in
-            guard try store.user(named: p.user) != nil else {
-                throw RPCError.userNotEnrolled(p.user)
-            }
-            let n = try templates.removeTemplates(user: p.user, modality: .face, id: p.templateID)
-            return RemovedResult(removed: n)
+        let items = try store.payloads(user: p.user, modality: .face).map {
+            FaceExportResult.Item(id: $0.0.id, template: $0.1.base64EncodedString(), quality: Int($0.0.quality),
+                                  version: Self.templateVersion($0.1))
         }
-        table.register(Method.faceAdd, .admin("face.add")) { [self] (context, p: FaceAddParams) in
-            let template = try Self.decodeTemplate(p.template, field: "template")
-            let info = try templates.addTemplates(user: p.user, modality: .face, [
-                NewTemplate(id: p.templateID, quality: Double(template.quality), meta: TemplateMeta(pose: "front", source: .import),
-                            payload: template.data)], quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))[0]
-            return TemplateIDs(templates: [info.id])
+        return FaceExportResult(user: p.user, templates: items)
+    }
+
+    /// face.set
+    func faceSet(_ context: CallContext, _ p: FaceSetParams) async throws -> TemplateIDs {
+        // Decode every template first: a bad one changes nothing.
+        let faces = try p.faces.enumerated().map { try Self.decodeTemplate($1, field: "faces[\($0)]") }
+        if try store.user(named: p.user) != nil {
+            _ = try templates.removeTemplates(user: p.user, modality: .face, id: nil)
         }
-        table.register(Method.faceExport, .admin("face.export")) { [self] (context, p: UserParams) in
-            guard try store.user(named: p.user) != nil else {
-                throw RPCError.userNotEnrolled(p.user)
-            }
-            let items = try store.payloads(user: p.user, modality: .face).map {
-                FaceExportResult.Item(id: $0.0.id, template: $0.1.base64EncodedString(), quality: Int($0.0.quality),
-                                      version: Self.templateVersion($0.1))
-            }
-            return FaceExportResult(user: p.user, templates: items)
+        let added = try templates.addTemplates(
+            user: p.user, modality: .face,
+            faces.map { NewTemplate(quality: Double($0.quality), meta: TemplateMeta(pose: "front", source: .import), payload: $0.data) },
+            quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))
+        return TemplateIDs(templates: added.map(\.id))
+    }
+
+    /// face.reset
+    func faceReset(_ context: CallContext, _ params: NoParams) async throws -> RemovedResult {
+        var removed = 0
+        for user in try store.listUsers() where user.faceTemplates > 0 {
+            removed += try templates.removeTemplates(user: user.name, modality: .face, id: nil)
         }
-        table.register(Method.faceSet, .admin("face.set")) { [self] (context, p: FaceSetParams) in
-            // Decode every template first: a bad one changes nothing.
-            let faces = try p.faces.enumerated().map { try Self.decodeTemplate($1, field: "faces[\($0)]") }
-            if try store.user(named: p.user) != nil {
-                _ = try templates.removeTemplates(user: p.user, modality: .face, id: nil)
-            }
-            let added = try templates.addTemplates(
-                user: p.user, modality: .face,
-                faces.map { NewTemplate(quality: Double($0.quality), meta: TemplateMeta(pose: "front", source: .import), payload: $0.data) },
-                quota: limits.quotas.templates(.face, isAdmin: context.peer.isAdmin))
-            return TemplateIDs(templates: added.map(\.id))
-        }
-        table.register(Method.faceReset, .admin("face.reset")) { [self] (context, _: NoParams) in
-            var removed = 0
-            for user in try store.listUsers() where user.faceTemplates > 0 {
-                removed += try templates.removeTemplates(user: user.name, modality: .face, id: nil)
-            }
-            logger.notice("face.reset by uid \(context.peer.uid): \(removed) templates removed")
-            return RemovedResult(removed: removed)
-        }
-        table.register(Method.faceExtract, .admin("face.extract")) { [self] (context, p: FaceExtractParams) in
-            let pipeline = try await face.pipeline()
-            return try await extract(p.image, field: "image", pipeline: pipeline, caller: context.peer.uid)
-        }
-        table.register(Method.faceMatch, .admin("face.match")) { [self] (context, p: FaceMatchParams) in
-            let threshold = FaceMatchParams.matchingThreshold(p.matchingThreshold)
-            // An image is embedded as what it stands for: the probe like a live frame, the
-            // reference like an enrolment (the pairing the score calibration is fitted on).
-            let probe = try await templateOrImage(p.probe, field: "probe", views: .mirrored, caller: context.peer.uid)
-            let reference = try await templateOrImage(p.reference, field: "reference", views: .jittered, caller: context.peer.uid)
-            let score = FaceVerification.score(probe, against: [reference], calibration: face.calibration)
-            return MatchResult(score: score, match: score >= threshold, threshold: threshold)
-        }
+        logger.notice("face.reset by uid \(context.peer.uid): \(removed) templates removed")
+        return RemovedResult(removed: removed)
+    }
+
+    /// face.extract
+    func faceExtract(_ context: CallContext, _ p: FaceExtractParams) async throws -> FaceExtractResult {
+        let pipeline = try await face.pipeline()
+        return try await extract(p.image, field: "image", pipeline: pipeline, caller: context.peer.uid)
+    }
+
+    /// face.match
+    func faceMatch(_ context: CallContext, _ p: FaceMatchParams) async throws -> MatchResult {
+        let threshold = FaceMatchParams.matchingThreshold(p.matchingThreshold)
+        // An image is embedded as what it stands for: the probe like a live frame, the
+        // reference like an enrolment (the pairing the score calibration is fitted on).
+        let probe = try await templateOrImage(p.probe, field: "probe", views: .mirrored, caller: context.peer.uid)
+        let reference = try await templateOrImage(p.reference, field: "reference", views: .jittered, caller: context.peer.uid)
+        let score = FaceVerification.score(probe, against: [reference], calibration: face.calibration)
+        return MatchResult(score: score, match: score >= threshold, threshold: threshold)
     }
 
     // MARK: Helpers

@@ -10,12 +10,20 @@ import Foundation
 /// may be it or ISO/IEC 19794-2, and is decoded and checked completely before anything changes.
 extension FingerMethods {
     func registerInterchange(in table: inout MethodTable) {
-        table.register(Method.fingerAdd, .admin("finger.add")) { [self] (context, p: FingerAddParams) in
-            return try add(p, context)
-        }
-        table.register(Method.fingerExport, .admin("finger.export")) { [self] (context, p: FingerExportParams) in
-            return try export(p)
-        }
+        table.register(Method.fingerAdd, .admin("finger.add"), fingerAdd)
+        table.register(Method.fingerExport, .admin("finger.export"), fingerExport)
+    }
+
+    // MARK: Handlers, one per method, named after it
+
+    /// finger.add
+    func fingerAdd(_ context: CallContext, _ p: FingerAddParams) async throws -> TemplateIDs {
+        return try add(p, context)
+    }
+
+    /// finger.export
+    func fingerExport(_ context: CallContext, _ p: FingerExportParams) async throws -> FingerExportResult {
+        return try export(p)
     }
 
     func add(_ p: FingerAddParams, _ context: CallContext) throws -> TemplateIDs {
