@@ -184,7 +184,7 @@ public struct PINResetParams: RPCParams, Encodable {
 public struct PINResult: Codable, Sendable {
     public var ok: Bool
     /// Wrong PINs still allowed before pin_locked; null when unlimited.
-    public var retriesLeft: Int?
+    @NullWhenAbsent public var retriesLeft: Int?
 
     enum CodingKeys: String, CodingKey {
         case ok
@@ -194,12 +194,6 @@ public struct PINResult: Codable, Sendable {
     public init(ok: Bool, retriesLeft: Int?) {
         self.ok = ok
         self.retriesLeft = retriesLeft
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(ok, forKey: .ok)
-        try c.encode(retriesLeft, forKey: .retriesLeft)
     }
 }
 
@@ -356,7 +350,7 @@ public struct FactorSkip: Codable, Sendable, Equatable {
 public struct AuthenticateResult: Codable, Sendable {
     public var ok: Bool
     /// The factor that passed; null when none did.
-    public var factor: String?
+    @NullWhenAbsent public var factor: String?
     public var user: String
     public var score: Double?
     public var tried: [FactorAttempt]
@@ -377,31 +371,20 @@ public struct AuthenticateResult: Codable, Sendable {
         self.skipped = skipped
         self.durationMs = durationMs
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(ok, forKey: .ok)
-        try c.encode(factor, forKey: .factor)
-        try c.encode(user, forKey: .user)
-        try c.encodeIfPresent(score, forKey: .score)
-        try c.encode(tried, forKey: .tried)
-        try c.encode(skipped, forKey: .skipped)
-        try c.encode(durationMs, forKey: .durationMs)
-    }
 }
 
 public struct AuthStatusResult: Codable, Sendable {
     public var user: String
     public var lockedOut: Bool
     /// Seconds until biometrics unlock; null when not locked or locked until a PIN.
-    public var retryAfterS: Int?
+    @NullWhenAbsent public var retryAfterS: Int?
     /// Locked until a successful PIN (or an administrator's pin.reset).
     public var requiresPIN: Bool
     public var biometricFailures: Int
     public var pinSet: Bool
     public var pinLocked: Bool
     /// null when unlimited or no PIN is set.
-    public var pinRetriesLeft: Int?
+    @NullWhenAbsent public var pinRetriesLeft: Int?
 
     enum CodingKeys: String, CodingKey {
         case user
@@ -424,18 +407,6 @@ public struct AuthStatusResult: Codable, Sendable {
         self.pinSet = pinSet
         self.pinLocked = pinLocked
         self.pinRetriesLeft = pinRetriesLeft
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(user, forKey: .user)
-        try c.encode(lockedOut, forKey: .lockedOut)
-        try c.encode(retryAfterS, forKey: .retryAfterS)
-        try c.encode(requiresPIN, forKey: .requiresPIN)
-        try c.encode(biometricFailures, forKey: .biometricFailures)
-        try c.encode(pinSet, forKey: .pinSet)
-        try c.encode(pinLocked, forKey: .pinLocked)
-        try c.encode(pinRetriesLeft, forKey: .pinRetriesLeft)
     }
 }
 

@@ -292,7 +292,7 @@ public struct Candidate: Codable, Sendable, Equatable {
 }
 
 public struct FaceIdentifyResult: Codable, Sendable {
-    public var user: String?
+    @NullWhenAbsent public var user: String?
     public var score: Double
     public var candidates: [Candidate]
     public var stepUpRequired: Bool
@@ -315,15 +315,6 @@ public struct FaceIdentifyResult: Codable, Sendable {
     }
 
     // Encode `user: null` explicitly: "nobody recognised" is an answer.
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(user, forKey: .user)
-        try c.encode(score, forKey: .score)
-        try c.encode(candidates, forKey: .candidates)
-        try c.encode(stepUpRequired, forKey: .stepUpRequired)
-        try c.encode(liveness, forKey: .liveness)
-        try c.encode(durationMs, forKey: .durationMs)
-    }
 }
 
 /// face.list and finger.list.

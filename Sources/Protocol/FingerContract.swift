@@ -310,7 +310,7 @@ public struct FingerVerifyResult: Codable, Sendable {
     public var score: Double
     public var threshold: Double
     /// The finger that matched best (right_index, ...), null when no finger was seen.
-    public var position: String?
+    @NullWhenAbsent public var position: String?
     public var liveness: LivenessVerdict
     public var captures: Int
     public var durationMs: Int
@@ -337,24 +337,12 @@ public struct FingerVerifyResult: Codable, Sendable {
         self.captures = captures
         self.durationMs = durationMs
     }
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(match, forKey: .match)
-        try c.encode(score, forKey: .score)
-        try c.encode(threshold, forKey: .threshold)
-        try c.encode(position, forKey: .position)
-        try c.encode(liveness, forKey: .liveness)
-        try c.encode(captures, forKey: .captures)
-        try c.encode(durationMs, forKey: .durationMs)
-        try c.encodeIfPresent(reenrollHint, forKey: .reenrollHint)
-        try c.encodeIfPresent(authenticated, forKey: .authenticated)
-    }
 }
 
 public struct FingerIdentifyResult: Codable, Sendable {
-    public var user: String?
+    @NullWhenAbsent public var user: String?
     public var score: Double
-    public var position: String?
+    @NullWhenAbsent public var position: String?
     public var candidates: [Candidate]
     public var liveness: LivenessVerdict
     public var durationMs: Int
@@ -371,15 +359,6 @@ public struct FingerIdentifyResult: Codable, Sendable {
         self.durationMs = durationMs
     }
     // `user: null` is an answer ("nobody recognised"): encode it explicitly.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(user, forKey: .user)
-        try c.encode(score, forKey: .score)
-        try c.encode(position, forKey: .position)
-        try c.encode(candidates, forKey: .candidates)
-        try c.encode(liveness, forKey: .liveness)
-        try c.encode(durationMs, forKey: .durationMs)
-    }
 }
 
 public struct FingerExtractParams: RPCParams, Encodable {

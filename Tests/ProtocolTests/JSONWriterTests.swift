@@ -109,6 +109,8 @@ final class JSONWriterTests: XCTestCase {
             var derived = Derived()
             var nestedEmpty: [[Int]] = [[], [1]]
             var emptyMap: [String: Int] = [:]
+            @NullWhenAbsent var alwaysThere: String? = nil
+            @NullWhenAbsent var alsoThere: Int? = 4
         }
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<200 {
@@ -125,6 +127,24 @@ final class JSONWriterTests: XCTestCase {
         // JSONValue holds Int64: a larger unsigned number is refused here, and the reply is JSONEncoder's.
         XCTAssertThrowsError(try JSONValueEncoder.encode([UInt64.max]))
         XCTAssertEqual(try RPCCodec.response(id: .int(1), result: [UInt64.max]), Data((#"{"id":1,"jsonrpc":"2.0","result":[18446744073709551615]}"# + "\n").utf8))
+    }
+
+    /// SPEC fields that are always present: nil is written as null, and read back from null or from
+    /// an absent key (an older daemon's reply).
+    func testAlwaysPresentOptionalsAreWrittenAsNull() throws {
+        func text(_ value: some Encodable) throws -> String { String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self) }
+        XCTAssertEqual(try text(PINResult(ok: true, retriesLeft: nil)), #"{"ok":true,"retries_left":null}"#)
+        XCTAssertEqual(try text(FingerIdentifyResult(user: nil, score: 0, position: nil, candidates: [], liveness: .fake, durationMs: 1)),
+                       #"{"candidates":[],"duration_ms":1,"liveness":"fake","position":null,"score":0,"user":null}"#)
+        var verify = FingerVerifyResult(match: true, score: 2, threshold: 48, position: "right_index", liveness: .live, captures: 1, durationMs: 9)
+        XCTAssertEqual(try text(verify), #"{"captures":1,"duration_ms":9,"liveness":"live","match":true,"position":"right_index","score":2,"threshold":48}"#,
+                       "reenroll_hint and authenticated stay out when nil")
+        verify.position = nil
+        XCTAssertTrue(try text(verify).contains(#""position":null"#))
+        XCTAssertNil(try JSONCoding.decoder.decode(PINResult.self, from: Data(#"{"ok":true}"#.utf8)).retriesLeft)
+        XCTAssertNil(try JSONCoding.decoder.decode(PINResult.self, from: Data(#"{"ok":true,"retries_left":null}"#.utf8)).retriesLeft)
+        XCTAssertEqual(try JSONCoding.decoder.decode(PINResult.self, from: Data(#"{"ok":true,"retries_left":2}"#.utf8)).retriesLeft, 2)
+        XCTAssertThrowsError(try JSONCoding.decoder.decode(PINResult.self, from: Data(#"{"ok":true,"retries_left":"2"}"#.utf8)))
     }
 
     func testEventsAreTheSameLineAsBefore() throws {
