@@ -2,7 +2,7 @@ import Foundation
 
 /// Writes a `JSONValue` as the project's JSON: the same bytes as `JSONCoding.encoder` (sorted
 /// keys, slashes not escaped, one line), without Codable's generic containers. Used for what
-/// every call or frame sends: reply envelopes (results through JSONValueEncoder) and events (the differential test in
+/// every call or frame sends: reply envelopes of hot methods and events (the differential test in
 /// ProtocolTests compares it with JSONEncoder).
 public enum JSONWriter {
     public static func write(_ value: JSONValue) -> [UInt8] {
@@ -71,4 +71,10 @@ public enum JSONWriter {
         }
         out.append(UInt8(ascii: "\""))
     }
+}
+
+/// A result that can give its JSON as a `JSONValue` without Codable (hot methods). Its
+/// `jsonValue` must equal what its Encodable conformance writes (tested).
+public protocol JSONValueConvertible {
+    var jsonValue: JSONValue { get }
 }

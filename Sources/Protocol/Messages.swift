@@ -152,14 +152,11 @@ public enum RPCCodec {
     /// `{"id":…,"jsonrpc":"2.0","result":…}`: the same bytes as JSONEncoder gives for the whole
     /// envelope with sorted keys (tested), assembled so that only the result goes through it.
     public static func response<R: Encodable>(id: RequestID, result: R) throws -> Data {
-        // One writer path for every result: Codable into a JSONValue, written by JSONWriter (the
-        // same bytes as JSONEncoder; an unsigned integer beyond Int64, which JSONValue cannot
-        // hold, is left to JSONEncoder).
-        let encoded: [UInt8]
-        do {
-            encoded = JSONWriter.write(try JSONValueEncoder.encode(result))
-        } catch EncodingError.invalidValue {
-            encoded = Array(try JSONCoding.encoder.encode(result))
+        let encoded: Data
+        if let fast = result as? any JSONValueConvertible {
+            encoded = Data(JSONWriter.write(fast.jsonValue))
+        } else {
+            encoded = try JSONCoding.encoder.encode(result)
         }
         var out = Data(capacity: encoded.count + 48)
         out.append(contentsOf: #"{"id":"#.utf8)
@@ -169,7 +166,7 @@ public enum RPCCodec {
         case .string: out.append(try JSONCoding.encoder.encode(id))
         }
         out.append(contentsOf: #","jsonrpc":"2.0","result":"#.utf8)
-        out.append(contentsOf: encoded)
+        out.append(encoded)
         out.append(contentsOf: "}\n".utf8)
         return out
     }
