@@ -335,12 +335,12 @@ c_greetd_password() {
     # session bus (the default collection, which is the login keyring), as secret-tool does.
     agent store 90 "printf '%s' '$SECRET' | secret-tool store --label=systest service systest account alice && secret-tool lookup service systest account alice"
     local r1=$RC o1=$AOUT
-    agent where 60 "secret-tool search --all service systest account alice 2>&1 | head -3; busctl --user get-property org.freedesktop.secrets /org/freedesktop/secrets/collection/login org.freedesktop.Secret.Collection Locked 2>&1; busctl --user status org.freedesktop.secrets 2>&1 | grep -E '^(PID|CommandLine)='; ls ~/.local/share/keyrings 2>&1 | tr '\\n' ' '"
+    agent where 60 "busctl --user call org.freedesktop.secrets /org/freedesktop/secrets/collection/login org.freedesktop.Secret.Collection SearchItems 'a{ss}' 2 service systest account alice 2>&1; busctl --user get-property org.freedesktop.secrets /org/freedesktop/secrets/collection/login org.freedesktop.Secret.Collection Locked 2>&1; busctl --user status org.freedesktop.secrets 2>&1 | grep -E '^(PID|CommandLine)='; ls ~/.local/share/keyrings 2>&1 | tr '\\n' ' '"
     local where=$AOUT
     agent seal 90 "printf '%s\n' '$PW' | authctl keyring enable && authctl keyring status"
     DETAIL="alice's first login (daemon stopped, the password): keyrings: $(tr '\n' ' ' <<< "$first"); greetd/agreety on tty1, another face: '$seen'; password login: session $sid ($props); in it: secret stored, read back '$o1' (exit $r1); where: $(tr '\n' ' ' <<< "$where"); authctl keyring enable: exit $RC: $(tr '\n' ' ' <<< "$AOUT")"
     grep -q 'login.keyring' <<< "$first" && grep -q 'Face not recognised' <<< "$seen" \
-        && [ $r1 = 0 ] && [ "$o1" = "$SECRET" ] && grep -q '/org/freedesktop/secrets/collection/login/' <<< "$where" && grep -q '^b false' <<< "$where" && [ $RC = 0 ] && grep -q 'Active=yes' <<< "$props" && grep -q 'Remote=no' <<< "$props" \
+        && [ $r1 = 0 ] && [ "$o1" = "$SECRET" ] && grep -q '^ao 1 "/org/freedesktop/secrets/collection/login/' <<< "$where" && grep -q '^b false' <<< "$where" && [ $RC = 0 ] && grep -q 'Active=yes' <<< "$props" && grep -q 'Remote=no' <<< "$props" \
         && grep -q 'Seat=seat0' <<< "$props" && grep -q 'Service=greetd' <<< "$props" && grep -q 'sealed' <<< "$AOUT"
 }
 check greetd-another-face-password-login-keyring-sealed c_greetd_password
@@ -389,9 +389,10 @@ c_pkexec() {
     # whatever PAM said (the first runs: the face matched, then that error; polkit gitlab issue
     # 17, fixed in polkit 125 by commit 716a273).
     agent pkexec 300 "python3 $S/ptyrun.py --limit 280 --step 'expect=(or press Enter to use your face): ' --step 'send=\r' -- sh -c 'd=\$(mktemp -d); mkfifo \$d/ready; pkttyagent --process \$\$ --notify-fd 5 5>\$d/ready & cat \$d/ready; pkexec --disable-internal-agent /usr/bin/id -u; r=\$?; kill \$! 2>/dev/null; rm -r \$d; exit \$r'"
-    local out; out=$(python3 -c 'import json,sys; d=json.loads(sys.stdin.read().strip().splitlines()[-1]); print(d["exit"], d["matched"], d["output"].replace("\r","").replace("\n","|"))' <<< "$AOUT" 2>&1)
+    # (pkttyagent colours its banners: the escapes go, "0" must stand on a line of its own)
+    local out; out=$(python3 -c 'import json,re,sys; d=json.loads(sys.stdin.read().strip().splitlines()[-1]); print(d["exit"], d["all_matched"], re.sub(r"\x1b\[[0-9;]*m", "", d["output"]).replace("\r","").replace("\n","|"))' <<< "$AOUT" 2>&1)
     DETAIL="alice runs pkexec in her session (pkttyagent, polkit-agent-helper-1, service polkit-1): Enter at the prompt, her face: $out"
-    grep -q '^0 ' <<< "$out" && grep -q '|0|' <<< "$out|"
+    grep -q '^0 True ' <<< "$out" && grep -q 'AUTHENTICATION COMPLETE' <<< "$out" && grep -q '|0|' <<< "$out|"
 }
 check pkexec-polkit-agent-helper-intent-face c_pkexec
 
