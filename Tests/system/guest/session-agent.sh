@@ -3,7 +3,9 @@
 # it as alice after her login on tty1, so it runs inside her real logind session (local, active,
 # seat0, tty1) — what sudo, pkexec, a screen locker and secret-tool see on a desktop. It runs the
 # commands the root side hands it: /run/systest-agent/cmd-N (a bash script) once cmd-N.ready
-# exists; output in out-N, exit status in rc-N; "stop" ends the session.
+# exists; output in out-N, exit status in rc-N; "stop" ends the session. (/run/systest-agent is
+# 1777 and "stop" is root's: this agent cannot remove it, the root side does once "started" is
+# gone.)
 A=/run/systest-agent
 export DBUS_SESSION_BUS_ADDRESS=${DBUS_SESSION_BUS_ADDRESS:-unix:path=${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/bus}
 {
