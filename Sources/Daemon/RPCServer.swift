@@ -71,11 +71,26 @@ final class RPCServer: Sendable {
             channel = try await bootstrap.withBoundSocket(fd).get()
         } else {
             try Self.prepareSocketFolder(path)
-            channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
-            // Anyone may connect; what they may do is decided per call from SO_PEERCRED.
-            chmod(path, 0o666)
+            // Anyone may connect; what they may do is decided per call from SO_PEERCRED. The socket
+            // is bound (and listening) under a staging name, opened to everyone, then renamed into
+            // place: a client never finds the path still root-only (a non-root caller racing the
+            // chmod got EACCES, "cannot reach biometricd").
+            let staging = path + ".binding"
+            channel = try await bootstrap.bind(unixDomainSocketPath: staging, cleanupExistingSocketFile: true).get()
+            chmod(staging, 0o666)
+            guard rename(staging, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                try? await channel.close().get()
+                unlink(staging)
+                throw SocketPlacementError(description: "cannot put the socket at \(path): \(reason)")
+            }
         }
         serverChannel.withLock { $0 = channel }
+    }
+
+    /// The listening socket could not be renamed into place (the daemon does not start).
+    struct SocketPlacementError: Error, CustomStringConvertible {
+        let description: String
     }
 
     static func prepareSocketFolder(_ path: String) throws {

@@ -40,6 +40,11 @@ final class AccessControlTests: XCTestCase {
     }
 
     func testNobodyMayReadStatusButNotAdminMethods() throws {
+        // The socket appears already open to everyone (bound under a staging name, then renamed):
+        // a non-root client that races the daemon's start is never refused by the file's mode.
+        let mode = (try FileManager.default.attributesOfItem(atPath: daemon.socket)[.posixPermissions] as? Int) ?? 0
+        XCTAssertEqual(mode & 0o777, 0o666)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: daemon.socket + ".binding"))
         XCTAssertEqual(try asNobody("status").status, 0)
         XCTAssertEqual(try asNobody("cameras").status, 0)
         let users = try asNobody("users")
