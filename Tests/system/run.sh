@@ -16,6 +16,8 @@
 #   SYSTEST_CACHE    cache and work folder (default .build/system; git-ignored)
 #   SYSTEST_SHARED   the shared data folder (default ../shared next to the repository)
 #   SYSTEST_VERBOSE=1  show the VM consoles (always in $SYSTEST_CACHE/run/console-*.log)
+#   SYSTEST_ONLY='NAME …'  desktop: run only these checks (a developer's rerun; a check that needs
+#                    alice's session needs the greetd login checks before it: Docs/system-test.md)
 # Prints one line per check (PASS|FAIL|SKIP name seconds detail), the time of each part, and
 # `N passed, M failed`; exit 0 only when nothing failed.
 set -euo pipefail
@@ -333,6 +335,7 @@ fi
 cat > "$SHARE/env.sh" <<ENV
 VERSION='$VERSION'
 UPV='$UPV'
+ONLY='${SYSTEST_ONLY:-}'
 ENV
 : > "$SHARE/results.txt"
 part "frames, writer, upgrade package $(basename "$UPDEB")"
