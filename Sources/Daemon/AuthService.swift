@@ -13,7 +13,7 @@ import Logging
 /// that face and finger sessions consult before and report to after an attempt. Everything it
 /// counts is in the store before the caller replies.
 final class AuthService: Sendable {
-    let store: TemplateStore
+    let store: Store
     let lockoutRules: LockoutRules
     let pinRules: PINRules
     let pinMaxRetries: Int
@@ -24,7 +24,7 @@ final class AuthService: Sendable {
     private let userLocks = UserLocks()
     private let logger: Logger
 
-    init(store: TemplateStore, configuration: DaemonConfiguration, pins: FairQueue, logger: Logger, hasher: PINHasher = PINHasher()) {
+    init(store: Store, configuration: DaemonConfiguration, pins: FairQueue, logger: Logger, hasher: PINHasher = PINHasher()) {
         self.pins = pins
         self.store = store
         lockoutRules = configuration.lockout
@@ -47,7 +47,7 @@ final class AuthService: Sendable {
 
     /// Throws `LockoutRefusal` (locked_out 5001 at the edge) when `user`'s biometrics are locked.
     func checkBiometric(_ user: String) throws(LockoutRefusal) {
-        try check(.user(user)) { try store.lockout(user: user) }
+        try check(.user(user)) { try store.lockouts.get(user: user) }
     }
 
     /// Refuses when `subject`'s lock (read by `read`) is closed; a store that cannot be read
@@ -65,7 +65,7 @@ final class AuthService: Sendable {
         guard effect != .none else { return }
         do {
             let rules = lockoutRules
-            let state = try store.updateLockout(user: user) { $0.apply(effect, now: Self.now, rules: rules) }
+            let state = try store.lockouts.update(user: user) { $0.apply(effect, now: Self.now, rules: rules) }
             if effect == .countFailure {
                 logger.notice("\(modality) failure for '\(LogText(user))' (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "a PIN"))")
             }
@@ -84,7 +84,7 @@ final class AuthService: Sendable {
     /// administrator clears it (auth.lockout.clear). A door or a greeter is then no oracle for
     /// trying faces.
     func checkCamera(_ camera: String) throws(LockoutRefusal) {
-        try check(.camera(camera)) { try store.cameraLockout(camera: camera) }
+        try check(.camera(camera)) { try store.lockouts.get(camera: camera) }
     }
 
     /// Counts an identification on `camera` by its verdict.
@@ -93,7 +93,7 @@ final class AuthService: Sendable {
         guard effect != .none else { return }
         do {
             let rules = lockoutRules
-            let state = try store.updateCameraLockout(camera: camera) { $0.apply(effect, now: Self.now, rules: rules) }
+            let state = try store.lockouts.update(camera: camera) { $0.apply(effect, now: Self.now, rules: rules) }
             if effect == .countFailure {
                 logger.notice("identify on '\(LogText(camera))' (\(verdict)): \(state.summary(now: Self.now, rules: rules, untilWhat: "an admin clears it"))")
             }
@@ -122,14 +122,14 @@ final class AuthService: Sendable {
         // One check of this user's PIN at a time: the locked test, the hash and the count are one step.
         let outcome = try await pins.run(owner: caller) { () throws -> PINOutcome in
           try locks.withLock(user) { () throws -> PINOutcome in
-            guard let state = try store.pin(user: user) else { throw PINRefusal.notSet(user: user) }
+            guard let state = try store.pins.get(user: user) else { throw PINRefusal.notSet(user: user) }
             guard !state.isLocked(maxRetries: max) else { throw PINRefusal.locked(failures: state.failures) }
             let ok = try PINHasher.verify(pin, against: state.hash)
             var rehash: String?
             if ok, let old = try? PINHasher.parameters(of: state.hash), old.isWeaker(than: hasher.parameters) {
                 rehash = try? hasher.hash(pin)
             }
-            let after = try store.recordPINAttempt(user: user, success: ok, rehash: rehash)
+            let after = try store.pins.recordAttempt(user: user, success: ok, rehash: rehash)
             return PINOutcome(ok: ok, retriesLeft: after.retriesLeft(maxRetries: max))
           }
         }
@@ -144,7 +144,7 @@ final class AuthService: Sendable {
         // With it, the CTAP form (FIDO clientPIN sends LEFT(SHA-256(PIN), 16), never the PIN).
         try await pins.run(owner: caller) {
             try locks.withLock(user) {
-                try store.setPIN(user: user, hash: try hasher.hash(pin), ctapHash: try hasher.hash(CTAPPINHash.text(ofPIN: pin)))
+                try store.pins.set(user: user, hash: try hasher.hash(pin), ctapHash: try hasher.hash(CTAPPINHash.text(ofPIN: pin)))
             }
         }
         logger.notice("PIN set for '\(LogText(user))'")
@@ -158,10 +158,10 @@ final class AuthService: Sendable {
         let store = self.store, max = pinMaxRetries, locks = userLocks
         let outcome = try await pins.run(owner: caller) { () throws -> PINCheck in
             try locks.withLock(user) { () throws -> PINCheck in
-                guard let state = try store.pin(user: user), let ctap = try store.ctapPINHash(user: user) else { return .notSet }
+                guard let state = try store.pins.get(user: user), let ctap = try store.pins.ctapHash(user: user) else { return .notSet }
                 guard !state.isLocked(maxRetries: max) else { return .blocked }
                 let ok = try PINHasher.verify(CTAPPINHash.text(ofHash: pinHash), against: ctap)
-                let after = try store.recordPINAttempt(user: user, success: ok)
+                let after = try store.pins.recordAttempt(user: user, success: ok)
                 if ok { return .correct }
                 return .wrong(retriesLeft: after.retriesLeft(maxRetries: max) ?? CTAPPINHash.unlimitedRetries)
             }
@@ -171,11 +171,11 @@ final class AuthService: Sendable {
     }
 
     func status(user: String) throws -> AuthStatusResult {
-        guard try store.user(named: user) != nil else {
+        guard try store.users.named(user) != nil else {
             throw RPCError.userNotEnrolled(user)
         }
-        let lock = try store.lockout(user: user)
-        let pin = try store.pin(user: user)
+        let lock = try store.lockouts.get(user: user)
+        let pin = try store.pins.get(user: user)
         var retryAfter: Int?
         var locked = false
         switch lock.status(now: Self.now, rules: lockoutRules) {

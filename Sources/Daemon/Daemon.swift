@@ -35,7 +35,7 @@ public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     let logger: Logger
     let cameras: CameraRegistry
-    let store: TemplateStore
+    let store: Store
     let models: ModelCatalog
     let face: FaceService
     let finger: FingerService
@@ -67,7 +67,7 @@ public final class Daemon: Sendable {
             let loaded = try TemplateKey.loadWithSource(
                 stateDirectory: configuration.stateDirectory,
                 credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
-            store = try TemplateStore(directory: configuration.stateDirectory, key: loaded.key)
+            store = try Store(directory: configuration.stateDirectory, key: loaded.key)
             keySource = loaded.source
             keyProtection = loaded.protection
         } catch .keyMissing(let path, let rows) {
@@ -140,7 +140,7 @@ public final class Daemon: Sendable {
     var status: DaemonStatus {
         DaemonStatus(
             version: biometricdVersion, uptimeS: (uptimeSeconds * 1000).rounded() / 1000, pid: getpid(),
-            cameras: cameras.devices.map(\.id), models: models.status, users: (try? store.userCount()) ?? 0,
+            cameras: cameras.devices.map(\.id), models: models.status, users: (try? store.users.count()) ?? 0,
             activeSessions: leases.activeCount, clients: clientCount, socketActivated: isSocketActivated,
             privileged: configuration.privileged, faceGallery: templates.faceGalleryStatus,
             store: StoreStatus(state: "open", key: keySource.rawValue, protection: keyProtection.rawValue))

@@ -6,38 +6,9 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-
 public enum Modality: String, Sendable, Codable, CaseIterable {
     case face
     case finger
-}
-
-public struct StoredUser: Sendable, Equatable {
-    public var uuid: String
-    public var name: String
-    public var created: String
-    public var faceTemplates: Int
-    public var fingerTemplates: Int
-    public var pinSet: Bool
-    public var policy: [String]
-}
-
-/// A template to store: its clear-text facts and the payload to seal.
-public struct NewTemplate: Sendable {
-    /// The id to store it under (an import keeping its id); nil: a new UUID.
-    public var id: String?
-    public var position: String?
-    public var quality: Double
-    public var meta: TemplateMeta
-    public var payload: Data
-
-    public init(id: String? = nil, position: String? = nil, quality: Double, meta: TemplateMeta = TemplateMeta(), payload: Data) {
-        self.id = id
-        self.position = position
-        self.quality = quality
-        self.meta = meta
-        self.payload = payload
-    }
 }
 
 /// A storage quota checked inside the transaction that would pass it: its wire name
@@ -51,30 +22,21 @@ public struct Quota: Sendable, Equatable {
     }
 }
 
-/// A template's clear-text facts (the biometric payload itself stays sealed until asked for).
-public struct TemplateInfo: Sendable, Equatable {
-    public var id: String
-    public var user: String
-    public var modality: Modality
-    public var position: String?
-    public var quality: Double
-    public var created: String
-    /// Non-biometric metadata (pose, frames, source).
-    public var meta: TemplateMeta
-}
-
-/// Users and their biometric templates in SQLite (WAL, synchronous=FULL, file mode 0600).
+/// The store: one SQLite file (WAL, synchronous=FULL, mode 0600) behind one connection and its
+/// lock, the key that seals its sensitive rows, and the schema. Records are read and written by
+/// kind, each through its own type: `users`, `templates`, `policies`, `pins`, `lockouts`, `keys`,
+/// `fido` (UserRecords.swift … FIDORecords.swift).
 ///
-/// Template payloads are sealed with AES-256-GCM; the associated data binds each ciphertext to
-/// its user and template id, so a blob copied to another row or user does not open.
+/// Sealed rows (templates, keys, FIDO keys and credentials, the CTAP PIN) are AES-256-GCM with
+/// associated data naming their row, so a blob copied to another row or user does not open.
 /// Every change is one transaction: a crash at any point leaves the last committed state.
-public final class TemplateStore: Sendable {
+public final class Store: Sendable {
     public static let fileName = "biometricd.sqlite"
     public static let schemaVersion = 5
 
     let connection: Mutex<SQLiteConnection>
-    /// −1 when unknown (see `userCount`).
-    private let cachedUserCount = Atomic<Int>(-1)
+    /// −1 when unknown (see `UserRecords.count`).
+    let cachedUserCount = Atomic<Int>(-1)
     // Immutable after init; swift-crypto does not mark it Sendable.
     nonisolated(unsafe) private let key: SymmetricKey
     public let path: String
@@ -251,141 +213,64 @@ public final class TemplateStore: Sendable {
         }
     }
 
-    // MARK: Users
 
-    public func user(named name: String) throws(StoreError) -> StoredUser? {
-        try connection.withLock { db throws(StoreError) in try Self.users(db, where: "u.name = ?", [.text(name)]).first }
-    }
+    static let authSchema = """
+        ALTER TABLE users ADD COLUMN require_liveness INTEGER NOT NULL DEFAULT 1;
+        CREATE TABLE pins(
+            user_uuid TEXT PRIMARY KEY REFERENCES users(uuid) ON DELETE CASCADE,
+            hash TEXT NOT NULL,
+            failures INTEGER NOT NULL DEFAULT 0,
+            updated TEXT NOT NULL
+        );
+        CREATE TABLE lockout(
+            user_uuid TEXT PRIMARY KEY REFERENCES users(uuid) ON DELETE CASCADE,
+            failures INTEGER NOT NULL DEFAULT 0,
+            locked_until REAL NOT NULL DEFAULT 0,
+            requires_pin INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE keys(
+            handle TEXT PRIMARY KEY,
+            user_uuid TEXT NOT NULL REFERENCES users(uuid) ON DELETE CASCADE,
+            app_id TEXT NOT NULL,
+            aaid TEXT NOT NULL,
+            public_pem TEXT NOT NULL,
+            sealed BLOB NOT NULL,
+            counter INTEGER NOT NULL DEFAULT 0,
+            created TEXT NOT NULL,
+            UNIQUE(user_uuid, app_id, aaid)
+        );
+        """
 
-    public func listUsers() throws(StoreError) -> [StoredUser] {
-        try connection.withLock { db throws(StoreError) in try Self.users(db, where: "1", []) }
-    }
+    static let fidoSchema = """
+        CREATE TABLE fido_keys(
+            user_uuid TEXT PRIMARY KEY REFERENCES users(uuid) ON DELETE CASCADE,
+            sealed BLOB NOT NULL,
+            created TEXT NOT NULL
+        );
+        CREATE TABLE fido_credentials(
+            id BLOB PRIMARY KEY,
+            user_uuid TEXT NOT NULL REFERENCES users(uuid) ON DELETE CASCADE,
+            rp_id_hash BLOB NOT NULL,
+            user_handle_hash BLOB NOT NULL,
+            verified_by TEXT NOT NULL CHECK (verified_by IN ('none', 'face', 'finger', 'pin')),
+            created TEXT NOT NULL,
+            sealed BLOB NOT NULL,
+            UNIQUE(user_uuid, rp_id_hash, user_handle_hash)
+        );
+        CREATE TABLE fido_counters(
+            user_uuid TEXT NOT NULL REFERENCES users(uuid) ON DELETE CASCADE,
+            credential_hash BLOB NOT NULL,
+            counter INTEGER NOT NULL,
+            PRIMARY KEY(user_uuid, credential_hash)
+        );
+        ALTER TABLE pins ADD COLUMN ctap_sealed BLOB;
+        """
 
-    /// The number of users. Kept in memory between changes, so that `daemon.status` (answered on
-    /// the event loop) does not scan the table or wait for a write.
-    public func userCount() throws(StoreError) -> Int {
-        let cached = cachedUserCount.load(ordering: .acquiring)
-        if cached >= 0 { return cached }
-        return try connection.withLock { db throws(StoreError) in
-            var n = 0
-            try db.query("SELECT count(*) FROM users") { row in n = Int(row.int(0)) }
-            // Under the lock: a change (which clears it under the same lock) cannot come between.
-            cachedUserCount.store(n, ordering: .releasing)
-            return n
-        }
-    }
+    // MARK: Users, for every kind of record
 
     /// Forgets the user count; called under `connection`'s lock by anything that may add or
     /// remove a user (whether or not its transaction then commits).
     func usersMayHaveChanged() { cachedUserCount.store(-1, ordering: .releasing) }
-
-    private static func users(_ db: SQLiteConnection, where clause: String, _ binds: [SQLiteConnection.Value]) throws(StoreError)
-        -> [StoredUser]
-    {
-        var result: [StoredUser] = []
-        let sql = """
-            SELECT u.uuid, u.name, u.created, u.pin_set, u.policy,
-                   (SELECT count(*) FROM templates t WHERE t.user_uuid = u.uuid AND t.modality = 'face'),
-                   (SELECT count(*) FROM templates t WHERE t.user_uuid = u.uuid AND t.modality = 'finger')
-            FROM users u WHERE \(clause) ORDER BY u.name
-            """
-        try db.query(sql, binds) { row in
-            let policy = Self.factorNames(row.text(4))
-            result.append(StoredUser(uuid: row.text(0) ?? "", name: row.text(1) ?? "", created: row.text(2) ?? "",
-                                     faceTemplates: Int(row.int(5)), fingerTemplates: Int(row.int(6)),
-                                     pinSet: row.int(3) != 0, policy: policy))
-        }
-        return result
-    }
-
-    /// Deletes a user and all their templates. Returns the number of templates removed.
-    public func deleteUser(named name: String) throws(StoreError) -> Int {
-        try connection.withLock { db throws(StoreError) in
-            defer { usersMayHaveChanged() }
-            return try db.transaction { () throws(StoreError) -> Int in
-                var uuid: String?
-                try db.query("SELECT uuid FROM users WHERE name = ?", [.text(name)]) { row in uuid = row.text(0) }
-                guard let uuid else { throw .notFound("user '\(name)'") }
-                var removed = 0
-                try db.query("SELECT count(*) FROM templates WHERE user_uuid = ?", [.text(uuid)]) { row in removed = Int(row.int(0)) }
-                try db.query("DELETE FROM users WHERE uuid = ?", [.text(uuid)])
-                return removed
-            }
-        }
-    }
-
-    // MARK: Templates
-
-    /// Seals and stores a template for `user` (created if new), in one transaction.
-    @discardableResult
-    public func addTemplate(user name: String, modality: Modality, position: String? = nil, quality: Double,
-                            meta: TemplateMeta = TemplateMeta(), payload: Data, quota: Quota? = nil) throws(StoreError) -> TemplateInfo
-    {
-        try addTemplates(user: name, modality: modality,
-                         [NewTemplate(position: position, quality: quality, meta: meta, payload: payload)], quota: quota)[0]
-    }
-
-    /// Seals and stores one user's new templates in one transaction: all of them, or (quota
-    /// passed, I/O error) none. `quota` counts the user's templates of `modality` inside the
-    /// transaction, so concurrent calls cannot together pass it.
-    public func addTemplates(user name: String, modality: Modality, _ items: [NewTemplate], quota: Quota? = nil) throws(StoreError)
-        -> [TemplateInfo]
-    {
-        let created = Self.timestamp()
-        return try connection.withLock { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> [TemplateInfo] in
-                if let quota {
-                    var have = 0
-                    try db.query("""
-                        SELECT count(*) FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE u.name = ? AND t.modality = ?
-                        """, [.text(name), .text(modality.rawValue)]) { row in have = Int(row.int(0)) }
-                    guard have + items.count <= quota.max else { throw .quotaExceeded(quota.name, max: quota.max, have: have) }
-                }
-                let uuid = try ensureUser(db, name: name, created: created)
-                var infos: [TemplateInfo] = []
-                for item in items {
-                    let id = item.id ?? UUID().uuidString.lowercased()
-                    if item.id != nil {
-                        var used = false
-                        try db.query("SELECT 1 FROM templates WHERE id = ?", [.text(id)]) { _ in used = true }
-                        if used { throw .conflict("template id '\(id)' is already used") }
-                    }
-                    let sealed = try seal(item.payload, user: uuid, template: id)
-                    try db.query(
-                        "INSERT INTO templates(id, user_uuid, modality, position, quality, created, meta, sealed) VALUES (?,?,?,?,?,?,?,?)",
-                        [.text(id), .text(uuid), .text(modality.rawValue), item.position.map { .text($0) } ?? .null,
-                         .double(item.quality), .text(created), .text(item.meta.stored), .blob(sealed)])
-                    infos.append(TemplateInfo(id: id, user: name, modality: modality, position: item.position, quality: item.quality,
-                                              created: created, meta: item.meta))
-                }
-                return infos
-            }
-        }
-    }
-
-    /// Seals and stores many templates in one transaction (bulk imports and benchmarks: one
-    /// durable write instead of one per template).
-    public func addTemplates(_ items: [(user: String, modality: Modality, quality: Double, payload: Data)]) throws(StoreError) {
-        let created = Self.timestamp()
-        try connection.withLock { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) in
-                var users: [String: String] = [:]
-                for item in items {
-                    let uuid: String
-                    if let known = users[item.user] { uuid = known } else {
-                        uuid = try ensureUser(db, name: item.user, created: created)
-                        users[item.user] = uuid
-                    }
-                    let id = UUID().uuidString.lowercased()
-                    let sealed = try seal(item.payload, user: uuid, template: id)
-                    try db.query(
-                        "INSERT INTO templates(id, user_uuid, modality, position, quality, created, meta, sealed) VALUES (?,?,?,?,?,?,?,?)",
-                        [.text(id), .text(uuid), .text(item.modality.rawValue), .null, .double(item.quality), .text(created),
-                         .text(TemplateMeta().stored), .blob(sealed)])
-                }
-            }
-        }
-    }
 
     /// The user's uuid, creating the user when new (call inside a transaction, under the lock).
     func ensureUser(_ db: SQLiteConnection, name: String, created: String) throws(StoreError) -> String {
@@ -398,131 +283,20 @@ public final class TemplateStore: Sendable {
         return new
     }
 
-    /// Templates of one user (or everyone's when `user` is nil), without payloads.
-    public func templates(user: String?, modality: Modality) throws(StoreError) -> [TemplateInfo] {
-        try connection.withLock { db throws(StoreError) in
-            var result: [TemplateInfo] = []
-            var sql = """
-                SELECT t.id, u.name, t.modality, t.position, t.quality, t.created, t.meta
-                FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE t.modality = ?
-                """
-            var binds: [SQLiteConnection.Value] = [.text(modality.rawValue)]
-            if let user {
-                sql += " AND u.name = ?"
-                binds.append(.text(user))
-            }
-            try db.query(sql + " ORDER BY t.created, t.id", binds) { row in
-                result.append(TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "",
-                                           modality: Modality(rawValue: row.text(2) ?? "") ?? modality,
-                                           position: row.text(3), quality: row.double(4), created: row.text(5) ?? "",
-                                           meta: TemplateMeta(stored: row.text(6) ?? "{}")))
-            }
-            return result
-        }
+    /// The `users.policy` column: a JSON array of factor names (unreadable: none).
+    static func factorNames(_ json: String?) -> [String] {
+        (try? JSONDecoder().decode([String].self, from: Data((json ?? "[]").utf8))) ?? []
     }
 
-    /// Opens the sealed payloads of one user's (or everyone's) templates.
-    public func payloads(user: String?, modality: Modality) throws(StoreError) -> [(TemplateInfo, Data)] {
-        let rows: [(TemplateInfo, String, Data)] = try connection.withLock { db throws(StoreError) in
-            var result: [(TemplateInfo, String, Data)] = []
-            var sql = """
-                SELECT t.id, u.name, t.position, t.quality, t.created, t.meta, u.uuid, t.sealed
-                FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE t.modality = ?
-                """
-            var binds: [SQLiteConnection.Value] = [.text(modality.rawValue)]
-            if let user {
-                sql += " AND u.name = ?"
-                binds.append(.text(user))
-            }
-            try db.query(sql + " ORDER BY t.created, t.id", binds) { row in
-                let info = TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "", modality: modality,
-                                        position: row.text(2), quality: row.double(3), created: row.text(4) ?? "",
-                                        meta: TemplateMeta(stored: row.text(5) ?? "{}"))
-                result.append((info, row.text(6) ?? "", row.blob(7)))
-            }
-            return result
-        }
-        var opened: [(TemplateInfo, Data)] = []
-        for (info, uuid, sealed) in rows {
-            opened.append((info, try unseal(sealed, user: uuid, template: info.id)))
-        }
-        return opened
+    static func uuid(_ db: SQLiteConnection, name: String) throws(StoreError) -> String? {
+        var uuid: String?
+        try db.query("SELECT uuid FROM users WHERE name = ?", [.text(name)]) { row in uuid = row.text(0) }
+        return uuid
     }
 
-    // MARK: Bulk access for 1:N galleries
-
-    /// The number of stored templates of a modality.
-    public func templateCount(modality: Modality) throws(StoreError) -> Int {
-        try connection.withLock { db throws(StoreError) in
-            var n = 0
-            try db.query("SELECT count(*) FROM templates WHERE modality = ?", [.text(modality.rawValue)]) { row in n = Int(row.int(0)) }
-            return n
-        }
-    }
-
-    /// Up to `limit` opened payloads with a row key greater than `after`, in key order: a gallery
-    /// loads page by page, so the store's lock is never held for long and progress can be told.
-    public func payloadPage(modality: Modality, after key: Int64, limit: Int) throws(StoreError) -> [(key: Int64, data: Data)] {
-        let rows: [(Int64, String, String, Data)] = try connection.withLock { db throws(StoreError) in
-            var result: [(Int64, String, String, Data)] = []
-            try db.query("""
-                SELECT t.rowid, t.id, t.user_uuid, t.sealed FROM templates t
-                WHERE t.modality = ? AND t.rowid > ? ORDER BY t.rowid LIMIT ?
-                """, [.text(modality.rawValue), .int(key), .int(Int64(limit))]) { row in
-                result.append((row.int(0), row.text(1) ?? "", row.text(2) ?? "", row.blob(3)))
-            }
-            return result
-        }
-        var opened: [(key: Int64, data: Data)] = []
-        opened.reserveCapacity(rows.count)
-        for (key, id, uuid, sealed) in rows { opened.append((key, try unseal(sealed, user: uuid, template: id))) }
-        return opened
-    }
-
-    /// The opened payloads and users of the templates stored under `keys` (row keys from
-    /// `payloadPage`); keys no longer stored are left out.
-    public func payloads(keys: [Int64], modality: Modality) throws(StoreError) -> [(key: Int64, user: String, data: Data)] {
-        guard !keys.isEmpty else { return [] }
-        let rows: [(Int64, String, String, String, Data)] = try connection.withLock { db throws(StoreError) in
-            var result: [(Int64, String, String, String, Data)] = []
-            // One statement per 500 keys (SQLite's default limit on bound parameters is 32766).
-            // Only the rowid is in the WHERE clause, so SQLite looks the rows up by key; a
-            // modality condition there can make it scan the whole table instead.
-            for start in stride(from: 0, to: keys.count, by: 500) {
-                let part = keys[start..<min(keys.count, start + 500)]
-                let marks = Array(repeating: "?", count: part.count).joined(separator: ",")
-                try db.query("""
-                    SELECT t.rowid, t.id, u.uuid, u.name, t.sealed, t.modality FROM templates t JOIN users u ON u.uuid = t.user_uuid
-                    WHERE t.rowid IN (\(marks))
-                    """, part.map { .int($0) }) { row in
-                    guard row.text(5) == modality.rawValue else { return }
-                    result.append((row.int(0), row.text(1) ?? "", row.text(2) ?? "", row.text(3) ?? "", row.blob(4)))
-                }
-            }
-            return result
-        }
-        var opened: [(key: Int64, user: String, data: Data)] = []
-        opened.reserveCapacity(rows.count)
-        for (key, id, uuid, name, sealed) in rows { opened.append((key, name, try unseal(sealed, user: uuid, template: id))) }
-        return opened
-    }
-
-    /// Removes one template (when `id` is given) or all of a user's templates of a modality.
-    public func removeTemplates(user: String, modality: Modality, id: String?) throws(StoreError) -> Int {
-        try connection.withLock { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Int in
-                var sql = "DELETE FROM templates WHERE modality = ? AND user_uuid = (SELECT uuid FROM users WHERE name = ?)"
-                var binds: [SQLiteConnection.Value] = [.text(modality.rawValue), .text(user)]
-                if let id {
-                    sql += " AND id = ?"
-                    binds.append(.text(id))
-                }
-                try db.query(sql, binds)
-                let n = db.changes
-                if n == 0, id != nil { throw .notFound("template '\(id!)' of user '\(user)'") }
-                return n
-            }
-        }
+    static func requireUUID(_ db: SQLiteConnection, _ name: String) throws(StoreError) -> String {
+        guard let uuid = try uuid(db, name: name) else { throw .notFound("user '\(name)'") }
+        return uuid
     }
 
     /// Runs SQLite's own consistency check (for tests and `daemon.status` diagnostics).
@@ -545,13 +319,17 @@ public final class TemplateStore: Sendable {
         Data("biometricd/template/v1|\(user)|\(template)".utf8)
     }
 
-    private func seal(_ payload: Data, user: String, template: String) throws(StoreError) -> Data {
-        try seal(payload, associatedData: Self.associatedData(user: user, template: template))
+    static func keyAssociatedData(user: String, handle: String) -> Data {
+        Data("biometricd/key/v1|\(user)|\(handle)".utf8)
     }
 
-    private func unseal(_ sealed: Data, user: String, template: String) throws(StoreError) -> Data {
-        try unseal(sealed, associatedData: Self.associatedData(user: user, template: template), what: template)
+    static func fidoKeyAssociatedData(user: String) -> Data { Data("biometricd/fido-key/v1|\(user)".utf8) }
+
+    static func fidoCredentialAssociatedData(user: String, id: Data) -> Data {
+        Data("biometricd/fido-credential/v1|\(user)|".utf8) + id
     }
+
+    static func ctapPINAssociatedData(user: String) -> Data { Data("biometricd/ctap-pin/v1|\(user)".utf8) }
 
     /// AES-256-GCM with the store key; `associatedData` binds the ciphertext to its row.
     func seal(_ payload: Data, associatedData: Data) throws(StoreError) -> Data {
@@ -579,3 +357,4 @@ public final class TemplateStore: Sendable {
         return f.string(from: Date())
     }
 }
+

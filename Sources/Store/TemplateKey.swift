@@ -129,7 +129,7 @@ public enum TemplateKey {
                 }
             }
         }
-        try TemplateStore.prepareDirectory(stateDirectory)
+        try Store.prepareDirectory(stateDirectory)
         // A sealed key beside the database, but no credential: the daemon was not started by its
         // unit (which unseals it). Making a plain key here would shadow the sealed one.
         let sealed = stateDirectory + "/" + sealedFileName
@@ -138,7 +138,7 @@ public enum TemplateKey {
         }
         let path = stateDirectory + "/" + fileName
         if FileManager.default.fileExists(atPath: path) { return Loaded(key: try read(path), source: .file, protection: .file) }
-        let sealedRows = try TemplateStore.holdsSealedData(directory: stateDirectory)
+        let sealedRows = try Store.holdsSealedData(directory: stateDirectory)
         guard sealedRows == 0 else { throw .keyMissing(path, sealedRows: sealedRows) }
         return Loaded(key: try create(path), source: .file, protection: .file)
     }

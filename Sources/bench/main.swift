@@ -929,7 +929,7 @@ if only == "gallery" && soak == nil { do {
     try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
     var t0 = now()
     do {
-        let store = try TemplateStore(directory: state, key: try TemplateKey.load(stateDirectory: state, credentialsDirectory: nil))
+        let store = try Store(directory: state, key: try TemplateKey.load(stateDirectory: state, credentialsDirectory: nil))
         var rng: UInt64 = 99
         func gaussian() -> Float {
             rng = rng &* 6364136223846793005 &+ 1442695040888963407
@@ -943,7 +943,7 @@ if only == "gallery" && soak == nil { do {
             let v = bases[i % bases.count].map { $0 + 0.8 * gaussian() }
             batch.append(("user\(i)", .face, 60, FaceTemplate(embedding: v, quality: 60).data))
             if batch.count == 50_000 || i == n - 1 {
-                try store.addTemplates(batch)
+                try store.templates.add(batch)
                 batch.removeAll(keepingCapacity: true)
             }
         }

@@ -141,24 +141,24 @@ final class AuthStoreTests: XCTestCase {
 
     func testPINLockoutKeysAndCascade() throws {
         let storeKey = SymmetricKey(size: .bits256)
-        let store = try TemplateStore(directory: directory, key: storeKey)
+        let store = try Store(directory: directory, key: storeKey)
         let hash = try PINHasher(parameters: Argon2Parameters(iterations: 1, memoryKiB: 64, parallelism: 1)).hash("2468")
-        try store.setPIN(user: "alice", hash: hash)
-        XCTAssertEqual(try store.user(named: "alice")?.pinSet, true)
-        XCTAssertEqual(try store.recordPINAttempt(user: "alice", success: false).failures, 1)
-        XCTAssertEqual(try store.recordPINAttempt(user: "alice", success: false).failures, 2)
+        try store.pins.set(user: "alice", hash: hash)
+        XCTAssertEqual(try store.users.named("alice")?.pinSet, true)
+        XCTAssertEqual(try store.pins.recordAttempt(user: "alice", success: false).failures, 1)
+        XCTAssertEqual(try store.pins.recordAttempt(user: "alice", success: false).failures, 2)
         let rules = LockoutRules()
-        for _ in 0..<5 { try store.updateLockout(user: "alice") { $0.recordFailure(now: 100, rules: rules) } }
-        XCTAssertEqual(try store.lockout(user: "alice").failures, 5)
+        for _ in 0..<5 { try store.lockouts.update(user: "alice") { $0.recordFailure(now: 100, rules: rules) } }
+        XCTAssertEqual(try store.lockouts.get(user: "alice").failures, 5)
         // A right PIN clears both counts.
-        XCTAssertEqual(try store.recordPINAttempt(user: "alice", success: true).failures, 0)
-        XCTAssertEqual(try store.lockout(user: "alice"), LockoutState())
+        XCTAssertEqual(try store.pins.recordAttempt(user: "alice", success: true).failures, 0)
+        XCTAssertEqual(try store.lockouts.get(user: "alice"), LockoutState())
 
         let key = BoundKey.generate()
-        _ = try store.addKey(user: "alice", appID: "app", aaid: "4e4e#4005", handle: key.handle, publicKeyPEM: key.publicKeyPEM,
+        _ = try store.keys.add(user: "alice", appID: "app", aaid: "4e4e#4005", handle: key.handle, publicKeyPEM: key.publicKeyPEM,
                              privateKey: key.privateKey)
-        XCTAssertEqual(try store.nextSignature(handle: key.handle).counter, 1)
-        let second = try store.nextSignature(handle: key.handle)
+        XCTAssertEqual(try store.keys.nextSignature(handle: key.handle).counter, 1)
+        let second = try store.keys.nextSignature(handle: key.handle)
         XCTAssertEqual(second.counter, 2)
         XCTAssertEqual(second.privateKey, key.privateKey)
         // The private key is sealed: its bytes are nowhere in the database files.
@@ -167,13 +167,13 @@ final class AuthStoreTests: XCTestCase {
             XCTAssertNil(bytes.range(of: key.privateKey), "private key in clear in \(suffix)")
         }
         // Reopened (a restart): the counter goes on from where it was.
-        let reopened = try TemplateStore(directory: directory, key: storeKey)
-        XCTAssertEqual(try reopened.nextSignature(handle: key.handle).counter, 3)
+        let reopened = try Store(directory: directory, key: storeKey)
+        XCTAssertEqual(try reopened.keys.nextSignature(handle: key.handle).counter, 3)
         // Deleting the user deletes PIN, lockout, policy and keys.
-        _ = try reopened.deleteUser(named: "alice")
-        XCTAssertNil(try reopened.pin(user: "alice"))
-        XCTAssertNil(try reopened.key(handle: key.handle))
-        XCTAssertNil(try reopened.policy(user: "alice"))
+        _ = try reopened.users.delete(named: "alice")
+        XCTAssertNil(try reopened.pins.get(user: "alice"))
+        XCTAssertNil(try reopened.keys.get(handle: key.handle))
+        XCTAssertNil(try reopened.policies.get(user: "alice"))
     }
 }
 

@@ -15,9 +15,9 @@ final class AccessControlTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { throw missing("runuser missing") }
         // An enrolled user "alice" with a template, written before the daemon starts.
         daemon = try DaemonProcess(cameras: ["replay:\(lfw)/Aaron_Eckhart?fps=20&loop=true"]) { state in
-            let store = try TemplateStore(directory: state, key: try TemplateKey.load(stateDirectory: state, credentialsDirectory: nil))
-            try store.addTemplate(user: "alice", modality: .face, quality: 80, payload: Data(repeating: 1, count: 64))
-            try store.addTemplate(user: "alice", modality: .finger, position: "right_index", quality: 70,
+            let store = try Store(directory: state, key: try TemplateKey.load(stateDirectory: state, credentialsDirectory: nil))
+            try store.templates.add(user: "alice", modality: .face, quality: 80, payload: Data(repeating: 1, count: 64))
+            try store.templates.add(user: "alice", modality: .finger, position: "right_index", quality: 70,
                                   payload: Data(repeating: 2, count: 64))
         }
     }

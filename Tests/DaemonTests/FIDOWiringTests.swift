@@ -137,7 +137,7 @@ final class FIDOWiringTests: XCTestCase {
     // MARK: The authenticator over the daemon's store and PIN
 
     private struct Rig {
-        let store: TemplateStore
+        let store: Store
         let auth: AuthService
         let platform: FIDOHost
         let attempts: Counter
@@ -150,8 +150,8 @@ final class FIDOWiringTests: XCTestCase {
     }
 
     private func rig(user: String = "ann", answer: UserCheckOutcome = .verified(.face), pinMaxRetries: Int = 3) throws -> Rig {
-        let store = try TemplateStore(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
-        try store.addTemplate(user: user, modality: .face, quality: 70, payload: Data([1]))
+        let store = try Store(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
+        try store.templates.add(user: user, modality: .face, quality: 70, payload: Data([1]))
         var configuration = DaemonConfiguration()
         configuration.pinMaxRetries = pinMaxRetries
         let auth = AuthService(store: store, configuration: configuration,
@@ -162,7 +162,7 @@ final class FIDOWiringTests: XCTestCase {
         let verifier = DaemonUserVerifier(users: users, attempt: { _, _ in
             attempts.bump()
             return answer
-        }, lockout: { try? store.lockout(user: $0) }, rules: configuration.lockout)
+        }, lockout: { try? store.lockouts.get(user: $0) }, rules: configuration.lockout)
         let authenticator = CTAP2Authenticator(configuration: .init(aaguid: FIDOService.aaguid), verifier: verifier,
                                                pins: DaemonPINVerifier(auth: auth, users: users),
                                                store: DaemonCredentialStore(store: store, users: users, capacity: 4))
@@ -176,7 +176,7 @@ final class FIDOWiringTests: XCTestCase {
         let made = try MadeCredential(XCTUnwrap(body?[2]?.bytesValue))
         XCTAssertEqual(made.flags & 0x04, 0x04, "UV")
         XCTAssertEqual(r.attempts.count, 1, "one prompt")
-        let stored = try r.store.fidoCredentials(user: "ann")
+        let stored = try r.store.fido.credentials(user: "ann")
         XCTAssertEqual(stored.map(\.id), [Data(made.credentialID)])
         XCTAssertEqual(stored.first?.verifiedBy, "face")
 
@@ -184,7 +184,7 @@ final class FIDOWiringTests: XCTestCase {
         XCTAssertEqual(a1, .success)
         let authData = try XCTUnwrap(b1?[2]?.bytesValue)
         XCTAssertEqual(authData[33..<37].reduce(0) { $0 << 8 | UInt32($1) }, 1)
-        XCTAssertEqual(try r.store.fidoCredentials(user: "ann").first?.counter, 1, "the counter on disk")
+        XCTAssertEqual(try r.store.fido.credentials(user: "ann").first?.counter, 1, "the counter on disk")
         let signature = try P256.Signing.ECDSASignature(derRepresentation: XCTUnwrap(b1?[3]?.bytesValue))
         XCTAssertTrue(made.publicKey.isValidSignature(signature, for: Data(authData + [UInt8](repeating: 7, count: 32))))
 
@@ -192,10 +192,10 @@ final class FIDOWiringTests: XCTestCase {
         let (s2, b2) = await r.platform.makeCredential(rpID: "other.org", rk: false, uv: true)
         XCTAssertEqual(s2, .success)
         let handle = try MadeCredential(XCTUnwrap(b2?[2]?.bytesValue)).credentialID
-        XCTAssertEqual(try r.store.fidoCredentials(user: "ann").count, 1, "no row for a key handle")
+        XCTAssertEqual(try r.store.fido.credentials(user: "ann").count, 1, "no row for a key handle")
         let (s3, _) = await r.platform.getAssertion(rpID: "other.org", allow: [handle], uv: true)
         XCTAssertEqual(s3, .success)
-        XCTAssertEqual(try r.store.nextFIDOSignatureCount(user: "ann", credentialID: Data(handle)), 2)
+        XCTAssertEqual(try r.store.fido.nextSignatureCount(user: "ann", credentialID: Data(handle)), 2)
     }
 
     /// Issue 33 item 6: when another user comes to the front of the seat, the device is
@@ -249,7 +249,7 @@ final class FIDOWiringTests: XCTestCase {
         let r = try rig(answer: .denied)
         let (status, _) = await r.platform.makeCredential(rk: true, uv: true)
         XCTAssertEqual(status, .uvInvalid, "built-in UV failed (CTAP 2.1 §6.1.2 step 11)")
-        XCTAssertEqual(try r.store.fidoCredentials(user: "ann"), [])
+        XCTAssertEqual(try r.store.fido.credentials(user: "ann"), [])
         let blocked = try rig(user: "bob", answer: .blocked)
         let (s2, _) = await blocked.platform.makeCredential(rk: true, uv: true)
         XCTAssertNotEqual(s2, .success)
@@ -258,7 +258,7 @@ final class FIDOWiringTests: XCTestCase {
     func testClientPINUsesTheDaemonPINItsRetriesAndLock() async throws {
         let r = try rig(pinMaxRetries: 3)
         // A PIN set before the CTAP form was kept: not set, for CTAP.
-        try r.store.setPIN(user: "ann", hash: try PINHasher(parameters: Argon2Parameters(iterations: 1, memoryKiB: 64, parallelism: 1)).hash("2468"))
+        try r.store.pins.set(user: "ann", hash: try PINHasher(parameters: Argon2Parameters(iterations: 1, memoryKiB: 64, parallelism: 1)).hash("2468"))
         var (status, _) = try await r.platform.tokenUsingPIN("2468", .two)
         XCTAssertEqual(status, .pinNotSet)
 
@@ -268,7 +268,7 @@ final class FIDOWiringTests: XCTestCase {
         XCTAssertEqual(token?.count, 32)
         (status, _) = try await r.platform.tokenUsingPIN("1111", .two)
         XCTAssertEqual(status, .pinInvalid)
-        XCTAssertEqual(try r.store.pin(user: "ann")?.failures, 1, "counted on the daemon PIN")
+        XCTAssertEqual(try r.store.pins.get(user: "ann")?.failures, 1, "counted on the daemon PIN")
         let (retriesStatus, retries) = await r.platform.call(0x06, .map([.init(1, 2), .init(2, 1)]))
         XCTAssertEqual(retriesStatus, .success)
         XCTAssertEqual(retries?[3]?.intValue, 2)
@@ -283,7 +283,7 @@ final class FIDOWiringTests: XCTestCase {
         XCTAssertNil(viaDaemon, "pin.verify answers pin_locked too")
 
         // A PIN set again through biometricd (admin reset + set) works for both.
-        try r.store.resetPIN(user: "ann", removePIN: false)
+        try r.store.pins.reset(user: "ann", removePIN: false)
         try await r.auth.setPIN(user: "ann", pin: "13579", caller: 0)
         (status, _) = try await r.platform.tokenUsingPIN("13579", .one)
         XCTAssertEqual(status, .success)
@@ -291,16 +291,16 @@ final class FIDOWiringTests: XCTestCase {
 
     func testResetIsPerUserAndReplacesTheWrappingKey() async throws {
         let r = try rig()
-        let before = try r.store.fidoWrappingKey(user: "ann")
+        let before = try r.store.fido.wrappingKey(user: "ann")
         _ = await r.platform.makeCredential(rk: true, uv: true)
         let (status, _) = await r.platform.call(0x07)
         XCTAssertEqual(status, .success, "within 10 s of the device appearing")
-        XCTAssertEqual(try r.store.fidoCredentials(user: "ann"), [])
-        XCTAssertNotEqual(try r.store.fidoWrappingKey(user: "ann"), before)
+        XCTAssertEqual(try r.store.fido.credentials(user: "ann"), [])
+        XCTAssertNotEqual(try r.store.fido.wrappingKey(user: "ann"), before)
     }
 
     func testNoUserOnTheSeatIsRefusedNotCrashed() async throws {
-        let store = try TemplateStore(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
+        let store = try Store(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
         let nobody = FIDOUserSource(mode: .seat("seat0"), activeUID: { _ in nil }, account: { _ in nil })
         let attempts = Mutex(0)
         let verifier = DaemonUserVerifier(users: nobody, attempt: { _, _ in attempts.withLock { $0 += 1 }; return .verified(.face) },
@@ -404,17 +404,17 @@ struct MadeCredential {
 extension FIDOWiringTests {
     /// getInfo's `uv` says whether this user can be verified by a face or finger now.
     func testGetInfoUVFollowsEnrolmentAndPolicy() async throws {
-        let store = try TemplateStore(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
-        try store.setPIN(user: "pinonly", hash: "x")
-        try store.addTemplate(user: "ann", modality: .face, quality: 70, payload: Data([1]))
+        let store = try Store(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
+        try store.pins.set(user: "pinonly", hash: "x")
+        try store.templates.add(user: "ann", modality: .face, quality: 70, payload: Data([1]))
         XCTAssertTrue(Daemon.biometricConfigured(store, user: "ann"))
         XCTAssertFalse(Daemon.biometricConfigured(store, user: "pinonly"), "nothing enrolled")
         XCTAssertFalse(Daemon.biometricConfigured(store, user: "nobody"))
-        try store.setPolicy(user: "ann", AuthPolicy(factors: [.finger, .pin], requireLiveness: true))
+        try store.policies.set(user: "ann", AuthPolicy(factors: [.finger, .pin], requireLiveness: true))
         XCTAssertFalse(Daemon.biometricConfigured(store, user: "ann"), "a face the policy does not use")
 
         for (user, expected) in [("ann", false), ("bob", true)] {
-            if user == "bob" { try store.addTemplate(user: "bob", modality: .face, quality: 70, payload: Data([1])) }
+            if user == "bob" { try store.templates.add(user: "bob", modality: .face, quality: 70, payload: Data([1])) }
             let users = FIDOUserSource(mode: .kiosk(user), activeUID: { _ in nil }, account: { _ in nil })
             let verifier = DaemonUserVerifier(users: users, attempt: { _, _ in .denied }, lockout: { _ in nil }, rules: LockoutRules(),
                                               configured: { Daemon.biometricConfigured(store, user: $0) })

@@ -210,30 +210,30 @@ final class LimitsTests: XCTestCase {
         // In the store: a batch that would pass the quota stores nothing.
         let dir = "/tmp/bmd-quota-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try TemplateStore(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
+        let store = try Store(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
         let quota = Quota(name: "face_templates", max: 3)
         let two = (0..<2).map { _ in NewTemplate(quality: 50, payload: Data(repeating: 1, count: 16)) }
-        XCTAssertEqual(try store.addTemplates(user: "bob", modality: .face, two, quota: quota).count, 2)
-        XCTAssertThrowsError(try store.addTemplates(user: "bob", modality: .face, two, quota: quota)) { error in
+        XCTAssertEqual(try store.templates.add(user: "bob", modality: .face, two, quota: quota).count, 2)
+        XCTAssertThrowsError(try store.templates.add(user: "bob", modality: .face, two, quota: quota)) { error in
             XCTAssertEqual(error as? StoreError, .quotaExceeded("face_templates", max: 3, have: 2))
             XCTAssertEqual(RPCError.from(error).code, 1010)
             XCTAssertEqual(RPCError.from(error).data?["quota"], "face_templates")
         }
-        XCTAssertEqual(try store.templates(user: "bob", modality: .face).count, 2, "nothing of the refused batch was stored")
+        XCTAssertEqual(try store.templates.list(user: "bob", modality: .face).count, 2, "nothing of the refused batch was stored")
         // Other modality, other quota.
-        XCTAssertNoThrow(try store.addTemplates(user: "bob", modality: .finger, two, quota: quota))
+        XCTAssertNoThrow(try store.templates.add(user: "bob", modality: .finger, two, quota: quota))
         // Keys: the third is refused, the first two stay.
         let keyQuota = Quota(name: "keys", max: 2)
         for app in ["https://a", "https://b"] {
-            _ = try store.addKey(user: "bob", appID: app, aaid: "4e4e#4005", handle: UUID().uuidString, publicKeyPEM: "pem",
+            _ = try store.keys.add(user: "bob", appID: app, aaid: "4e4e#4005", handle: UUID().uuidString, publicKeyPEM: "pem",
                                  privateKey: Data(repeating: 3, count: 32), quota: keyQuota)
         }
         // Re-registering the same (app, aaid) replaces, so it fits.
-        XCTAssertNoThrow(try store.addKey(user: "bob", appID: "https://a", aaid: "4e4e#4005", handle: UUID().uuidString,
+        XCTAssertNoThrow(try store.keys.add(user: "bob", appID: "https://a", aaid: "4e4e#4005", handle: UUID().uuidString,
                                           publicKeyPEM: "pem", privateKey: Data(repeating: 3, count: 32), quota: keyQuota))
-        XCTAssertThrowsError(try store.addKey(user: "bob", appID: "https://c", aaid: "4e4e#4005", handle: UUID().uuidString,
+        XCTAssertThrowsError(try store.keys.add(user: "bob", appID: "https://c", aaid: "4e4e#4005", handle: UUID().uuidString,
                                               publicKeyPEM: "pem", privateKey: Data(repeating: 3, count: 32), quota: keyQuota))
-        XCTAssertEqual(try store.keys(user: "bob").map(\.appID).sorted(), ["https://a", "https://b"])
+        XCTAssertEqual(try store.keys.list(user: "bob").map(\.appID).sorted(), ["https://a", "https://b"])
     }
 
     // MARK: Through the socket

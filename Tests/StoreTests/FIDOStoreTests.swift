@@ -12,13 +12,13 @@ final class FIDOStoreTests: XCTestCase {
     override func setUp() { dir = NSTemporaryDirectory() + "fido-store-\(UUID().uuidString)" }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
-    private func openStore() throws -> TemplateStore {
-        try TemplateStore(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
+    private func openStore() throws -> Store {
+        try Store(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
     }
 
-    private func storeWithUsers(_ names: String...) throws -> TemplateStore {
+    private func storeWithUsers(_ names: String...) throws -> Store {
         let store = try openStore()
-        for name in names { try store.addTemplate(user: name, modality: .face, quality: 70, payload: Data([1])) }
+        for name in names { try store.templates.add(user: name, modality: .face, quality: 70, payload: Data([1])) }
         return store
     }
 
@@ -26,109 +26,109 @@ final class FIDOStoreTests: XCTestCase {
 
     private func fileBytes() -> Data {
         var all = Data()
-        for suffix in ["", "-wal"] { all += FileManager.default.contents(atPath: dir + "/" + TemplateStore.fileName + suffix) ?? Data() }
+        for suffix in ["", "-wal"] { all += FileManager.default.contents(atPath: dir + "/" + Store.fileName + suffix) ?? Data() }
         return all
     }
 
     func testWrappingKeyIsPerUserStableAndSealed() throws {
-        var store: TemplateStore? = try storeWithUsers("ann", "bob")
-        let ann = try store!.fidoWrappingKey(user: "ann")
+        var store: Store? = try storeWithUsers("ann", "bob")
+        let ann = try store!.fido.wrappingKey(user: "ann")
         XCTAssertEqual(ann.count, 32)
-        XCTAssertEqual(try store!.fidoWrappingKey(user: "ann"), ann, "made once, then kept")
-        XCTAssertNotEqual(try store!.fidoWrappingKey(user: "bob"), ann, "each user has their own")
-        XCTAssertThrowsError(try store!.fidoWrappingKey(user: "nobody")) { error in
+        XCTAssertEqual(try store!.fido.wrappingKey(user: "ann"), ann, "made once, then kept")
+        XCTAssertNotEqual(try store!.fido.wrappingKey(user: "bob"), ann, "each user has their own")
+        XCTAssertThrowsError(try store!.fido.wrappingKey(user: "nobody")) { error in
             guard case .notFound? = error as? StoreError else { return XCTFail("\(error)") }
         }
         XCTAssertNil(fileBytes().range(of: ann), "the key is never on disk in the clear")
         store = nil
-        XCTAssertEqual(try openStore().fidoWrappingKey(user: "ann"), ann, "survives a restart")
+        XCTAssertEqual(try openStore().fido.wrappingKey(user: "ann"), ann, "survives a restart")
     }
 
     func testCredentialsSaveReplaceFilterDeleteAndSealing() throws {
         let store = try storeWithUsers("ann", "bob")
         let marker = Data("PRIVATE-KEY-MARKER-example.com".utf8)
-        try store.saveFIDOCredential(user: "ann", id: Data([1, 1]), rpID: "example.com", userHandle: Data([7]), verifiedBy: "face",
+        try store.fido.saveCredential(user: "ann", id: Data([1, 1]), rpID: "example.com", userHandle: Data([7]), verifiedBy: "face",
                                      payload: marker)
-        try store.saveFIDOCredential(user: "ann", id: Data([2, 2]), rpID: "other.org", userHandle: Data([7]), verifiedBy: "pin",
+        try store.fido.saveCredential(user: "ann", id: Data([2, 2]), rpID: "other.org", userHandle: Data([7]), verifiedBy: "pin",
                                      payload: Data("b".utf8))
-        XCTAssertEqual(try store.fidoCredentials(user: "ann").count, 2)
-        XCTAssertEqual(try store.fidoCredentials(user: "ann", rpIDHash: rp("example.com")).map(\.payload), [marker])
-        XCTAssertEqual(try store.fidoCredentials(user: "ann", rpIDHash: rp("example.com")).first?.verifiedBy, "face")
-        XCTAssertEqual(try store.fidoCredentials(user: "bob"), [], "another user's credentials are not theirs")
+        XCTAssertEqual(try store.fido.credentials(user: "ann").count, 2)
+        XCTAssertEqual(try store.fido.credentials(user: "ann", rpIDHash: rp("example.com")).map(\.payload), [marker])
+        XCTAssertEqual(try store.fido.credentials(user: "ann", rpIDHash: rp("example.com")).first?.verifiedBy, "face")
+        XCTAssertEqual(try store.fido.credentials(user: "bob"), [], "another user's credentials are not theirs")
         XCTAssertNil(fileBytes().range(of: marker), "the payload is sealed")
         XCTAssertNil(fileBytes().range(of: Data("example.com".utf8)), "no RP ID in the clear")
 
         // Same RP and user handle: replaced.
-        try store.saveFIDOCredential(user: "ann", id: Data([3, 3]), rpID: "example.com", userHandle: Data([7]), verifiedBy: "finger",
+        try store.fido.saveCredential(user: "ann", id: Data([3, 3]), rpID: "example.com", userHandle: Data([7]), verifiedBy: "finger",
                                      payload: Data("c".utf8))
-        XCTAssertEqual(try store.fidoCredentials(user: "ann", rpIDHash: rp("example.com")).map(\.id), [Data([3, 3])])
-        XCTAssertThrowsError(try store.saveFIDOCredential(user: "ann", id: Data([4]), rpID: "x", userHandle: Data([1]),
+        XCTAssertEqual(try store.fido.credentials(user: "ann", rpIDHash: rp("example.com")).map(\.id), [Data([3, 3])])
+        XCTAssertThrowsError(try store.fido.saveCredential(user: "ann", id: Data([4]), rpID: "x", userHandle: Data([1]),
                                                           verifiedBy: "retina", payload: Data()))
-        XCTAssertThrowsError(try store.saveFIDOCredential(user: "ann", id: Data([5]), rpID: "y", userHandle: Data([1]), verifiedBy: "face",
+        XCTAssertThrowsError(try store.fido.saveCredential(user: "ann", id: Data([5]), rpID: "y", userHandle: Data([1]), verifiedBy: "face",
                                                           payload: Data(), quota: Quota(name: "fido_credentials", max: 2))) { error in
             guard case .quotaExceeded("fido_credentials", 2, 2)? = error as? StoreError else { return XCTFail("\(error)") }
         }
 
-        try store.updateFIDOCredential(user: "ann", id: Data([3, 3]), payload: Data("d".utf8))
-        XCTAssertEqual(try store.fidoCredentials(user: "ann", rpIDHash: rp("example.com")).first?.payload, Data("d".utf8))
-        XCTAssertThrowsError(try store.updateFIDOCredential(user: "bob", id: Data([3, 3]), payload: Data()))
+        try store.fido.updateCredential(user: "ann", id: Data([3, 3]), payload: Data("d".utf8))
+        XCTAssertEqual(try store.fido.credentials(user: "ann", rpIDHash: rp("example.com")).first?.payload, Data("d".utf8))
+        XCTAssertThrowsError(try store.fido.updateCredential(user: "bob", id: Data([3, 3]), payload: Data()))
 
-        XCTAssertFalse(try store.deleteFIDOCredential(user: "bob", id: Data([3, 3])), "not bob's to delete")
-        XCTAssertTrue(try store.deleteFIDOCredential(user: "ann", id: Data([3, 3])))
-        XCTAssertEqual(try store.fidoCredentials(user: "ann").map(\.id), [Data([2, 2])])
+        XCTAssertFalse(try store.fido.deleteCredential(user: "bob", id: Data([3, 3])), "not bob's to delete")
+        XCTAssertTrue(try store.fido.deleteCredential(user: "ann", id: Data([3, 3])))
+        XCTAssertEqual(try store.fido.credentials(user: "ann").map(\.id), [Data([2, 2])])
     }
 
     func testCountersPersistPerCredentialAndUser() throws {
-        var store: TemplateStore? = try storeWithUsers("ann", "bob")
+        var store: Store? = try storeWithUsers("ann", "bob")
         let handle = Data(repeating: 9, count: 63)  // a non-discoverable credential: a counter, no row
-        XCTAssertEqual(try store!.nextFIDOSignatureCount(user: "ann", credentialID: handle), 1)
-        XCTAssertEqual(try store!.nextFIDOSignatureCount(user: "ann", credentialID: handle), 2)
-        XCTAssertEqual(try store!.nextFIDOSignatureCount(user: "bob", credentialID: handle), 1, "per user")
+        XCTAssertEqual(try store!.fido.nextSignatureCount(user: "ann", credentialID: handle), 1)
+        XCTAssertEqual(try store!.fido.nextSignatureCount(user: "ann", credentialID: handle), 2)
+        XCTAssertEqual(try store!.fido.nextSignatureCount(user: "bob", credentialID: handle), 1, "per user")
         store = nil
         store = try openStore()
-        XCTAssertEqual(try store!.nextFIDOSignatureCount(user: "ann", credentialID: handle), 3, "on disk before it was returned")
+        XCTAssertEqual(try store!.fido.nextSignatureCount(user: "ann", credentialID: handle), 3, "on disk before it was returned")
 
-        try store!.saveFIDOCredential(user: "ann", id: Data([1]), rpID: "a", userHandle: Data([1]), verifiedBy: "face", payload: Data())
-        _ = try store!.nextFIDOSignatureCount(user: "ann", credentialID: Data([1]))
-        XCTAssertEqual(try store!.fidoCredentials(user: "ann").first?.counter, 1)
-        try store!.deleteFIDOCredential(user: "ann", id: Data([1]))
-        XCTAssertEqual(try store!.nextFIDOSignatureCount(user: "ann", credentialID: Data([1])), 1, "a deleted credential's counter goes too")
+        try store!.fido.saveCredential(user: "ann", id: Data([1]), rpID: "a", userHandle: Data([1]), verifiedBy: "face", payload: Data())
+        _ = try store!.fido.nextSignatureCount(user: "ann", credentialID: Data([1]))
+        XCTAssertEqual(try store!.fido.credentials(user: "ann").first?.counter, 1)
+        try store!.fido.deleteCredential(user: "ann", id: Data([1]))
+        XCTAssertEqual(try store!.fido.nextSignatureCount(user: "ann", credentialID: Data([1])), 1, "a deleted credential's counter goes too")
     }
 
     func testResetForgetsCredentialsCountersAndKeyOfThatUserOnly() throws {
         let store = try storeWithUsers("ann", "bob")
-        let key = try store.fidoWrappingKey(user: "ann")
-        let bobKey = try store.fidoWrappingKey(user: "bob")
-        try store.saveFIDOCredential(user: "ann", id: Data([1]), rpID: "a", userHandle: Data([1]), verifiedBy: "face", payload: Data())
-        try store.saveFIDOCredential(user: "bob", id: Data([2]), rpID: "a", userHandle: Data([1]), verifiedBy: "face", payload: Data())
-        _ = try store.nextFIDOSignatureCount(user: "ann", credentialID: Data([5]))
-        try store.setPIN(user: "ann", hash: "h", ctapHash: "c")
+        let key = try store.fido.wrappingKey(user: "ann")
+        let bobKey = try store.fido.wrappingKey(user: "bob")
+        try store.fido.saveCredential(user: "ann", id: Data([1]), rpID: "a", userHandle: Data([1]), verifiedBy: "face", payload: Data())
+        try store.fido.saveCredential(user: "bob", id: Data([2]), rpID: "a", userHandle: Data([1]), verifiedBy: "face", payload: Data())
+        _ = try store.fido.nextSignatureCount(user: "ann", credentialID: Data([5]))
+        try store.pins.set(user: "ann", hash: "h", ctapHash: "c")
 
-        try store.resetFIDO(user: "ann")
-        XCTAssertEqual(try store.fidoCredentials(user: "ann"), [])
-        XCTAssertEqual(try store.nextFIDOSignatureCount(user: "ann", credentialID: Data([5])), 1)
-        XCTAssertNotEqual(try store.fidoWrappingKey(user: "ann"), key, "a new wrapping key: old handles stop opening")
-        XCTAssertEqual(try store.ctapPINHash(user: "ann"), "c", "reset leaves the daemon's PIN alone")
-        XCTAssertEqual(try store.fidoCredentials(user: "bob").count, 1)
-        XCTAssertEqual(try store.fidoWrappingKey(user: "bob"), bobKey)
+        try store.fido.reset(user: "ann")
+        XCTAssertEqual(try store.fido.credentials(user: "ann"), [])
+        XCTAssertEqual(try store.fido.nextSignatureCount(user: "ann", credentialID: Data([5])), 1)
+        XCTAssertNotEqual(try store.fido.wrappingKey(user: "ann"), key, "a new wrapping key: old handles stop opening")
+        XCTAssertEqual(try store.pins.ctapHash(user: "ann"), "c", "reset leaves the daemon's PIN alone")
+        XCTAssertEqual(try store.fido.credentials(user: "bob").count, 1)
+        XCTAssertEqual(try store.fido.wrappingKey(user: "bob"), bobKey)
 
-        _ = try store.deleteUser(named: "bob")
-        try store.addTemplate(user: "bob", modality: .face, quality: 70, payload: Data([1]))
-        XCTAssertEqual(try store.fidoCredentials(user: "bob"), [], "deleting a user deletes their credentials")
+        _ = try store.users.delete(named: "bob")
+        try store.templates.add(user: "bob", modality: .face, quality: 70, payload: Data([1]))
+        XCTAssertEqual(try store.fido.credentials(user: "bob"), [], "deleting a user deletes their credentials")
     }
 
     func testCTAPPINIsSealedAndClearedByAPlainSet() throws {
         let store = try openStore()
-        try store.setPIN(user: "ann", hash: "$argon2id$plain", ctapHash: "$argon2id$CTAP-MARKER")
-        XCTAssertEqual(try store.ctapPINHash(user: "ann"), "$argon2id$CTAP-MARKER")
+        try store.pins.set(user: "ann", hash: "$argon2id$plain", ctapHash: "$argon2id$CTAP-MARKER")
+        XCTAssertEqual(try store.pins.ctapHash(user: "ann"), "$argon2id$CTAP-MARKER")
         XCTAssertNil(fileBytes().range(of: Data("CTAP-MARKER".utf8)))
-        try store.recordPINAttempt(user: "ann", success: false)
-        XCTAssertEqual(try store.pin(user: "ann")?.failures, 1, "one retry counter for both forms")
-        try store.setPIN(user: "ann", hash: "$argon2id$other")
-        XCTAssertNil(try store.ctapPINHash(user: "ann"), "a PIN set without its CTAP form clears the old one")
-        try store.setPIN(user: "ann", hash: "$argon2id$x", ctapHash: "y")
-        try store.resetPIN(user: "ann", removePIN: true)
-        XCTAssertNil(try store.ctapPINHash(user: "ann"))
+        try store.pins.recordAttempt(user: "ann", success: false)
+        XCTAssertEqual(try store.pins.get(user: "ann")?.failures, 1, "one retry counter for both forms")
+        try store.pins.set(user: "ann", hash: "$argon2id$other")
+        XCTAssertNil(try store.pins.ctapHash(user: "ann"), "a PIN set without its CTAP form clears the old one")
+        try store.pins.set(user: "ann", hash: "$argon2id$x", ctapHash: "y")
+        try store.pins.reset(user: "ann", removePIN: true)
+        XCTAssertNil(try store.pins.ctapHash(user: "ann"))
     }
 
     /// A database of schema 4 (before FIDO) opens, gains the tables, keeps its users and PINs;
@@ -137,22 +137,22 @@ final class FIDOStoreTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let key = try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil)
         do {
-            let db = try SQLiteConnection(path: dir + "/" + TemplateStore.fileName)
-            for sql in TemplateStore.migrations.prefix(4) { try db.execute(sql) }
+            let db = try SQLiteConnection(path: dir + "/" + Store.fileName)
+            for sql in Store.migrations.prefix(4) { try db.execute(sql) }
             try db.execute("PRAGMA user_version = 4")
             try db.execute("INSERT INTO users(uuid, name, created) VALUES ('u-1', 'ann', 'then')")
             try db.execute("INSERT INTO pins(user_uuid, hash, failures, updated) VALUES ('u-1', '$argon2id$old', 2, 'then')")
             db.close()
         }
-        let store = try TemplateStore(directory: dir, key: key)
-        let db = try SQLiteConnection(path: dir + "/" + TemplateStore.fileName)
+        let store = try Store(directory: dir, key: key)
+        let db = try SQLiteConnection(path: dir + "/" + Store.fileName)
         var version = 0
         try db.query("PRAGMA user_version") { version = Int($0.int(0)) }
         db.close()
         XCTAssertEqual(version, 5)
-        XCTAssertEqual(try store.pin(user: "ann"), PINState(hash: "$argon2id$old", failures: 2))
-        XCTAssertNil(try store.ctapPINHash(user: "ann"))
-        XCTAssertEqual(try store.fidoWrappingKey(user: "ann").count, 32)
-        XCTAssertGreaterThan(try TemplateStore.holdsSealedData(directory: dir), 0, "a wrapping key counts as sealed data")
+        XCTAssertEqual(try store.pins.get(user: "ann"), PINState(hash: "$argon2id$old", failures: 2))
+        XCTAssertNil(try store.pins.ctapHash(user: "ann"))
+        XCTAssertEqual(try store.fido.wrappingKey(user: "ann").count, 32)
+        XCTAssertGreaterThan(try Store.holdsSealedData(directory: dir), 0, "a wrapping key counts as sealed data")
     }
 }

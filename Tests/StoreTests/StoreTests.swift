@@ -21,32 +21,32 @@ final class StoreTests: XCTestCase {
         ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1
     }
 
-    private func openStore() throws -> TemplateStore {
-        try TemplateStore(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
+    private func openStore() throws -> Store {
+        try Store(directory: dir, key: try TemplateKey.load(stateDirectory: dir, credentialsDirectory: nil))
     }
 
     func testUsersAndTemplatesRoundTrip() throws {
         let store = try openStore()
         let payload = Data((0..<512).map { UInt8($0 & 0xFF) })
-        let a = try store.addTemplate(user: "ann", modality: .face, quality: 71, meta: TemplateMeta(pose: "front", frames: 5, source: .capture), payload: payload)
-        try store.addTemplate(user: "ann", modality: .finger, position: "right_index", quality: 60, payload: Data([1, 2, 3]))
-        try store.addTemplate(user: "bob", modality: .face, quality: 50, payload: Data([9]))
-        XCTAssertEqual(try store.listUsers().map(\.name), ["ann", "bob"])
-        let ann = try XCTUnwrap(try store.user(named: "ann"))
+        let a = try store.templates.add(user: "ann", modality: .face, quality: 71, meta: TemplateMeta(pose: "front", frames: 5, source: .capture), payload: payload)
+        try store.templates.add(user: "ann", modality: .finger, position: "right_index", quality: 60, payload: Data([1, 2, 3]))
+        try store.templates.add(user: "bob", modality: .face, quality: 50, payload: Data([9]))
+        XCTAssertEqual(try store.users.all().map(\.name), ["ann", "bob"])
+        let ann = try XCTUnwrap(try store.users.named("ann"))
         XCTAssertEqual(ann.faceTemplates, 1)
         XCTAssertEqual(ann.fingerTemplates, 1)
-        let opened = try store.payloads(user: "ann", modality: .face)
+        let opened = try store.templates.payloads(user: "ann", modality: .face)
         XCTAssertEqual(opened.count, 1)
         XCTAssertEqual(opened[0].0.id, a.id)
         XCTAssertEqual(opened[0].1, payload)
-        XCTAssertEqual(try store.templates(user: nil, modality: .face).count, 2)
-        XCTAssertEqual(try store.removeTemplates(user: "ann", modality: .face, id: a.id), 1)
-        XCTAssertThrowsError(try store.removeTemplates(user: "ann", modality: .face, id: a.id)) {
+        XCTAssertEqual(try store.templates.list(user: nil, modality: .face).count, 2)
+        XCTAssertEqual(try store.templates.remove(user: "ann", modality: .face, id: a.id), 1)
+        XCTAssertThrowsError(try store.templates.remove(user: "ann", modality: .face, id: a.id)) {
             XCTAssertEqual($0 as? StoreError, .notFound("template '\(a.id)' of user 'ann'"))
         }
-        XCTAssertEqual(try store.deleteUser(named: "ann"), 1, "the finger template goes with the user")
-        XCTAssertNil(try store.user(named: "ann"))
-        XCTAssertThrowsError(try store.deleteUser(named: "ann"))
+        XCTAssertEqual(try store.users.delete(named: "ann"), 1, "the finger template goes with the user")
+        XCTAssertNil(try store.users.named("ann"))
+        XCTAssertThrowsError(try store.users.delete(named: "ann"))
     }
 
     /// Metadata is one typed value: what is written reads back the same, rows written before it
@@ -54,11 +54,11 @@ final class StoreTests: XCTestCase {
     func testTemplateMetadataIsATypedVersionedValue() throws {
         let store = try openStore()
         let meta = TemplateMeta(pose: "left", frames: 5, source: .capture)
-        try store.addTemplate(user: "ann", modality: .face, quality: 71, meta: meta, payload: Data([1]))
-        try store.addTemplate(user: "ann", modality: .finger, position: "right_index", quality: 60,
+        try store.templates.add(user: "ann", modality: .face, quality: 71, meta: meta, payload: Data([1]))
+        try store.templates.add(user: "ann", modality: .finger, position: "right_index", quality: 60,
                               meta: TemplateMeta(source: .import, format: "iso19794-2"), payload: Data([2]))
-        XCTAssertEqual(try store.templates(user: "ann", modality: .face).map(\.meta), [meta])
-        XCTAssertEqual(try store.templates(user: "ann", modality: .finger).first?.meta.format, "iso19794-2")
+        XCTAssertEqual(try store.templates.list(user: "ann", modality: .face).map(\.meta), [meta])
+        XCTAssertEqual(try store.templates.list(user: "ann", modality: .finger).first?.meta.format, "iso19794-2")
         XCTAssertEqual(meta.stored, #"{"frames":5,"pose":"left","source":"capture","v":1}"#)
         // As earlier releases wrote them.
         XCTAssertEqual(TemplateMeta(stored: #"{"pose":"up","frames":3}"#), TemplateMeta(pose: "up", frames: 3))
@@ -73,17 +73,17 @@ final class StoreTests: XCTestCase {
 
     func testUserCountFollowsEveryChange() throws {
         let store = try openStore()
-        XCTAssertEqual(try store.userCount(), 0)
-        try store.addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([1]))
-        XCTAssertEqual(try store.userCount(), 1)
-        try store.addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([2]))
-        XCTAssertEqual(try store.userCount(), 1, "a second template is not a second user")
-        try store.setPIN(user: "bob", hash: "x")
-        try store.setPolicy(user: "cy", AuthPolicy(factors: [.pin], requireLiveness: true))
-        XCTAssertEqual(try store.userCount(), 3, "users made by the auth records count too")
-        XCTAssertEqual(try store.deleteUser(named: "ann"), 2)
-        XCTAssertEqual(try store.userCount(), 2)
-        XCTAssertEqual(try openStore().userCount(), 2, "the same number from the table")
+        XCTAssertEqual(try store.users.count(), 0)
+        try store.templates.add(user: "ann", modality: .face, quality: 50, payload: Data([1]))
+        XCTAssertEqual(try store.users.count(), 1)
+        try store.templates.add(user: "ann", modality: .face, quality: 50, payload: Data([2]))
+        XCTAssertEqual(try store.users.count(), 1, "a second template is not a second user")
+        try store.pins.set(user: "bob", hash: "x")
+        try store.policies.set(user: "cy", AuthPolicy(factors: [.pin], requireLiveness: true))
+        XCTAssertEqual(try store.users.count(), 3, "users made by the auth records count too")
+        XCTAssertEqual(try store.users.delete(named: "ann"), 2)
+        XCTAssertEqual(try store.users.count(), 2)
+        XCTAssertEqual(try openStore().users.count(), 2, "the same number from the table")
     }
 
     func testTemplatesNeverReachDiskInPlaintext() throws {
@@ -91,7 +91,7 @@ final class StoreTests: XCTestCase {
         do {
             let store = try openStore()
             for i in 0..<20 {
-                try store.addTemplate(user: "u\(i)", modality: .face, quality: 50, payload: marker + Data(repeating: 7, count: 256))
+                try store.templates.add(user: "u\(i)", modality: .face, quality: 50, payload: marker + Data(repeating: 7, count: 256))
             }
             // Before and after checkpoint: the WAL must not hold plaintext either.
             for name in try FileManager.default.contentsOfDirectory(atPath: dir) {
@@ -100,7 +100,7 @@ final class StoreTests: XCTestCase {
             }
             store.flush()
         }
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + TemplateStore.fileName))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + Store.fileName))
         XCTAssertNil(bytes.range(of: marker))
         XCTAssertNotNil(bytes.range(of: Data("u19".utf8)), "the user names are there, so the scan reads real content")
     }
@@ -122,50 +122,50 @@ final class StoreTests: XCTestCase {
         _ = try openStore()
         XCTAssertEqual(mode(dir), 0o700)
         XCTAssertEqual(mode(dir + "/key"), 0o600)
-        XCTAssertEqual(mode(dir + "/" + TemplateStore.fileName), 0o600)
+        XCTAssertEqual(mode(dir + "/" + Store.fileName), 0o600)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: dir + "/key")).count, 32)
     }
 
     func testSealedBlobsAreBoundToTheirUserAndID() throws {
         let store = try openStore()
-        let a = try store.addTemplate(user: "ann", modality: .face, quality: 50, payload: Data("ann".utf8))
-        let b = try store.addTemplate(user: "bob", modality: .face, quality: 50, payload: Data("bob".utf8))
+        let a = try store.templates.add(user: "ann", modality: .face, quality: 50, payload: Data("ann".utf8))
+        let b = try store.templates.add(user: "bob", modality: .face, quality: 50, payload: Data("bob".utf8))
         // An attacker with write access swaps the ciphertexts: neither opens any more.
         let db = try SQLiteConnection(path: store.path)
         try db.execute("UPDATE templates SET sealed = (SELECT sealed FROM templates WHERE id = '\(b.id)') WHERE id = '\(a.id)'")
         db.close()
-        XCTAssertThrowsError(try store.payloads(user: "ann", modality: .face)) {
+        XCTAssertThrowsError(try store.templates.payloads(user: "ann", modality: .face)) {
             XCTAssertEqual($0 as? StoreError, .corrupt(a.id))
         }
-        XCTAssertNoThrow(try store.payloads(user: "bob", modality: .face))
+        XCTAssertNoThrow(try store.templates.payloads(user: "bob", modality: .face))
     }
 
     private func databaseBytes() -> Data? {
         let store = try? openStore()
         store?.flush()
-        return FileManager.default.contents(atPath: dir + "/" + TemplateStore.fileName)
+        return FileManager.default.contents(atPath: dir + "/" + Store.fileName)
     }
 
     /// A different key (another key file, a wrong systemd credential) is refused when the store
     /// opens, not later template by template; nothing in the database changes.
     func testWrongKeyIsRefusedAtOpenAndChangesNothing() throws {
-        _ = try openStore().addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([1]))
+        _ = try openStore().templates.add(user: "ann", modality: .face, quality: 50, payload: Data([1]))
         let before = databaseBytes()
-        XCTAssertThrowsError(try TemplateStore(directory: dir, key: SymmetricKey(size: .bits256))) { error in
+        XCTAssertThrowsError(try Store(directory: dir, key: SymmetricKey(size: .bits256))) { error in
             XCTAssertEqual(error as? StoreError, .keyMismatch(sealedRows: 1))
             XCTAssertTrue("\(error)".contains("does not open"), "\(error)")
         }
-        XCTAssertEqual(FileManager.default.contents(atPath: dir + "/" + TemplateStore.fileName), before)
-        XCTAssertEqual(try openStore().payloads(user: "ann", modality: .face).count, 1, "the right key still opens it")
+        XCTAssertEqual(FileManager.default.contents(atPath: dir + "/" + Store.fileName), before)
+        XCTAssertEqual(try openStore().templates.payloads(user: "ann", modality: .face).count, 1, "the right key still opens it")
     }
 
     /// Also a database from before the key check was kept: checked on a sealed row.
     func testWrongKeyIsRefusedOnADatabaseWithoutTheCheckValue() throws {
-        _ = try openStore().addTemplate(user: "ann", modality: .face, quality: 50, payload: Data([1]))
-        let db = try SQLiteConnection(path: dir + "/" + TemplateStore.fileName)
+        _ = try openStore().templates.add(user: "ann", modality: .face, quality: 50, payload: Data([1]))
+        let db = try SQLiteConnection(path: dir + "/" + Store.fileName)
         try db.execute("DELETE FROM store_meta")
         db.close()
-        XCTAssertThrowsError(try TemplateStore(directory: dir, key: SymmetricKey(size: .bits256))) { error in
+        XCTAssertThrowsError(try Store(directory: dir, key: SymmetricKey(size: .bits256))) { error in
             XCTAssertEqual(error as? StoreError, .keyMismatch(sealedRows: 1))
         }
         XCTAssertNoThrow(try openStore(), "the right key opens it and writes the check value again")
@@ -174,7 +174,7 @@ final class StoreTests: XCTestCase {
     /// A missing key file next to sealed rows is not replaced by a new key.
     func testMissingKeyWithSealedRowsIsNotReplaced() throws {
         let store = try openStore()
-        _ = try store.addKey(user: "ann", appID: "https://a", aaid: "4e4e#4005", handle: "h1", publicKeyPEM: "pem",
+        _ = try store.keys.add(user: "ann", appID: "https://a", aaid: "4e4e#4005", handle: "h1", publicKeyPEM: "pem",
                              privateKey: Data(repeating: 7, count: 32))
         store.flush()
         try FileManager.default.removeItem(atPath: dir + "/key")
@@ -261,10 +261,10 @@ final class StoreTests: XCTestCase {
 
     func testSchemaIsVersioned() throws {
         _ = try openStore()
-        let db = try SQLiteConnection(path: dir + "/" + TemplateStore.fileName)
+        let db = try SQLiteConnection(path: dir + "/" + Store.fileName)
         var version = 0
         try db.query("PRAGMA user_version") { version = Int($0.int(0)) }
-        XCTAssertEqual(version, TemplateStore.schemaVersion)
+        XCTAssertEqual(version, Store.schemaVersion)
         try db.execute("PRAGMA user_version = 99")
         db.close()
         XCTAssertThrowsError(try openStore(), "a newer schema is refused, not damaged")
@@ -300,7 +300,7 @@ final class StoreTests: XCTestCase {
         XCTAssertGreaterThan(committed.count, 10, "the writer made progress before each kill")
         let store = try openStore()
         XCTAssertEqual(try store.integrityCheck(), "ok")
-        let all = try store.payloads(user: nil, modality: .face)
+        let all = try store.templates.payloads(user: nil, modality: .face)
         let byID = Dictionary(uniqueKeysWithValues: all.map { ($0.0.id, $0.1) })
         for (id, i) in committed {
             let payload = try XCTUnwrap(byID[id], "committed template \(id) lost")

@@ -8,7 +8,7 @@ import Foundation
 /// authenticator describes it (JSON), sealed under the store key; counters are committed before
 /// this returns, so before the authenticator signs.
 struct DaemonCredentialStore: CredentialStore {
-    let store: TemplateStore
+    let store: Store
     let users: FIDOUserSource
     /// Discoverable credentials one user may hold.
     let capacity: Int
@@ -36,19 +36,19 @@ struct DaemonCredentialStore: CredentialStore {
         try JSONDecoder().decode(StoredCredential.self, from: record.payload)
     }
 
-    func wrappingKey() async throws -> [UInt8] { Array(try store.fidoWrappingKey(user: try user())) }
+    func wrappingKey() async throws -> [UInt8] { Array(try store.fido.wrappingKey(user: try user())) }
 
     func residentCredentials(rpIDHash: [UInt8]) async throws -> [StoredCredential] {
-        try store.fidoCredentials(user: try user(), rpIDHash: Data(rpIDHash)).map(Self.decode)
+        try store.fido.credentials(user: try user(), rpIDHash: Data(rpIDHash)).map(Self.decode)
     }
 
     func allResidentCredentials() async throws -> [StoredCredential] {
-        try store.fidoCredentials(user: try user()).map(Self.decode)
+        try store.fido.credentials(user: try user()).map(Self.decode)
     }
 
     func save(_ credential: StoredCredential) async throws {
         do {
-            try store.saveFIDOCredential(user: try user(), id: Data(credential.id), rpID: credential.rpID, userHandle: Data(credential.userID),
+            try store.fido.saveCredential(user: try user(), id: Data(credential.id), rpID: credential.rpID, userHandle: Data(credential.userID),
                                          verifiedBy: Self.methodName(credential.verifiedBy), payload: try JSONEncoder().encode(credential),
                                          quota: Quota(name: "fido_credentials", max: capacity))
         } catch StoreError.quotaExceeded {
@@ -57,18 +57,18 @@ struct DaemonCredentialStore: CredentialStore {
     }
 
     func update(_ credential: StoredCredential) async throws {
-        try store.updateFIDOCredential(user: try user(), id: Data(credential.id), payload: try JSONEncoder().encode(credential))
+        try store.fido.updateCredential(user: try user(), id: Data(credential.id), payload: try JSONEncoder().encode(credential))
     }
 
     func delete(credentialID: [UInt8]) async throws {
-        try store.deleteFIDOCredential(user: try user(), id: Data(credentialID))
+        try store.fido.deleteCredential(user: try user(), id: Data(credentialID))
     }
 
     func nextSignatureCount(credentialID: [UInt8]) async throws -> UInt32 {
-        try store.nextFIDOSignatureCount(user: try user(), credentialID: Data(credentialID))
+        try store.fido.nextSignatureCount(user: try user(), credentialID: Data(credentialID))
     }
 
-    func reset() async throws { try store.resetFIDO(user: try user()) }
+    func reset() async throws { try store.fido.reset(user: try user()) }
 }
 
 /// The daemon PIN as the authenticator's `PINVerifier`: the CTAP form of the current FIDO user's
@@ -80,11 +80,11 @@ struct DaemonPINVerifier: PINVerifier {
 
     func isSet() async -> Bool {
         guard let user = users.current() else { return false }
-        return ((try? auth.store.ctapPINHash(user: user.name)) ?? nil) != nil
+        return ((try? auth.store.pins.ctapHash(user: user.name)) ?? nil) != nil
     }
 
     func retries() async -> Int {
-        guard let user = users.current(), let state = (try? auth.store.pin(user: user.name)) ?? nil else { return 0 }
+        guard let user = users.current(), let state = (try? auth.store.pins.get(user: user.name)) ?? nil else { return 0 }
         return state.retriesLeft(maxRetries: auth.pinMaxRetries).map { min($0, 255) } ?? CTAPPINHash.unlimitedRetries
     }
 

@@ -36,7 +36,7 @@ extension Daemon {
         let users = FIDOUserSource(kioskUser: configuration.fidoUser)
         let store = self.store, rules = configuration.lockout
         let verifier = DaemonUserVerifier(users: users, attempt: { [self] user, rpID in await fidoVerify(user, rpID: rpID) },
-                                          lockout: { try? store.lockout(user: $0) }, rules: rules,
+                                          lockout: { try? store.lockouts.get(user: $0) }, rules: rules,
                                           configured: { Self.biometricConfigured(store, user: $0) })
         let service = FIDOService(choice: choice, verifier: verifier, pins: DaemonPINVerifier(auth: auth, users: users),
                                   store: DaemonCredentialStore(store: store, users: users, capacity: configuration.quotas.keys),
@@ -52,8 +52,8 @@ extension Daemon {
     }
 
     /// getInfo's `uv`: the user has a face or finger template whose factor their policy lists.
-    static func biometricConfigured(_ store: TemplateStore, user: String) -> Bool {
-        guard let record = try? store.user(named: user), let policy = try? store.policy(user: user) else { return false }
+    static func biometricConfigured(_ store: Store, user: String) -> Bool {
+        guard let record = try? store.users.named(user), let policy = try? store.policies.get(user: user) else { return false }
         return (record.faceTemplates > 0 && policy.factors.contains(.face)) || (record.fingerTemplates > 0 && policy.factors.contains(.finger))
     }
 
@@ -71,7 +71,7 @@ extension Daemon {
         let connection = ClientConnection(peer: peer, channel: nil, methods: MethodTable(policy: policy), onClose: {})
         let context = CallContext(peer: peer, request: nil, connection: connection, security: Self.fidoVerification, ledger: ledger)
         do {
-            guard let userPolicy = try store.policy(user: user.name) else {
+            guard let userPolicy = try store.policies.get(user: user.name) else {
                 logger.notice("FIDO verification: '\(LogText(user.name))' is not enrolled")
                 return .denied
             }

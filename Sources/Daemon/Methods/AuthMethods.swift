@@ -12,7 +12,7 @@ import Synchronization
 struct AuthMethods: MethodGroup {
     let auth: AuthService
     let limits: DaemonLimits
-    let store: TemplateStore
+    let store: Store
     let policy: AccessPolicy
     let quotas: StorageQuotas
     let logger: Logger
@@ -56,13 +56,13 @@ struct AuthMethods: MethodGroup {
         if !context.peer.isAdmin {
             // A locked PIN stays locked until an administrator resets it (SPEC §4), whatever
             // else the user proved since: a face match does not unlock it.
-            if let state = try store.pin(user: p.user), state.isLocked(maxRetries: auth.pinMaxRetries) {
+            if let state = try store.pins.get(user: p.user), state.isLocked(maxRetries: auth.pinMaxRetries) {
                 throw PINRefusal.locked(failures: state.failures)
             }
             // Admitted on the strength of old_pin alone (not freshly authenticated): the old
             // PIN must be right.
             if !context.connection.reverification.isFresh(p.user) {
-                guard try store.pin(user: p.user) != nil, let old = p.oldPIN else {
+                guard try store.pins.get(user: p.user) != nil, let old = p.oldPIN else {
                     // No PIN to check old_pin against: the same refusal as without it.
                     throw policy.refusal(.reverificationNeeded, rule: .selfReverifiedOrAdmin, action: "set the PIN of",
                                          peer: context.peer, user: p.user) ?? RPCError.internal("no refusal")
@@ -75,7 +75,7 @@ struct AuthMethods: MethodGroup {
             }
         }
         try await auth.setPIN(user: p.user, pin: p.pin, caller: context.peer.uid)
-        return PINResult(ok: true, retriesLeft: try store.pin(user: p.user)?.retriesLeft(maxRetries: auth.pinMaxRetries))
+        return PINResult(ok: true, retriesLeft: try store.pins.get(user: p.user)?.retriesLeft(maxRetries: auth.pinMaxRetries))
     }
 
     /// pin.verify
@@ -106,20 +106,20 @@ struct AuthMethods: MethodGroup {
     /// pin.reset
     func pinReset(_ context: CallContext, _ p: PINResetParams) async throws -> PINResult {
         do {
-            try store.resetPIN(user: p.user, removePIN: p.removePIN ?? false)
+            try store.pins.reset(user: p.user, removePIN: p.removePIN ?? false)
         } catch {
             // (A pattern on the typed error here crashes Swift 6.3.1's SIL ownership check.)
             guard case .notFound = error else { throw error }
             throw RPCError.userNotEnrolled(p.user)
         }
         logger.notice("PIN of '\(LogText(p.user))' reset by uid \(context.peer.uid)\(p.removePIN == true ? " (removed)" : "")")
-        let pin = try store.pin(user: p.user)
+        let pin = try store.pins.get(user: p.user)
         return PINResult(ok: true, retriesLeft: pin?.retriesLeft(maxRetries: auth.pinMaxRetries))
     }
 
     /// auth.policy.get
     func authPolicyGet(_ context: CallContext, _ p: UserParams) async throws -> PolicyResult {
-        guard let current = try store.policy(user: p.user) else {
+        guard let current = try store.policies.get(user: p.user) else {
             throw RPCError.userNotEnrolled(p.user)
         }
         return Self.wire(current, user: p.user)
@@ -127,7 +127,7 @@ struct AuthMethods: MethodGroup {
 
     /// auth.policy.set
     func authPolicySet(_ context: CallContext, _ p: PolicySetParams) async throws -> PolicyResult {
-        var next = try store.policy(user: p.user) ?? AuthPolicy()
+        var next = try store.policies.get(user: p.user) ?? AuthPolicy()
         if let mode = p.mode.flatMap({ AuthPolicy.Mode(rawValue: $0.rawValue) }) { next.factors = mode.factors }
         if let factors = p.factors { next.factors = factors.compactMap(Factor.init(rawValue:)) }
         if let live = p.requireLiveness {
@@ -137,7 +137,7 @@ struct AuthMethods: MethodGroup {
             }
             next.requireLiveness = live
         }
-        try store.setPolicy(user: p.user, next)
+        try store.policies.set(user: p.user, next)
         logger.notice("policy of '\(LogText(p.user))' set by uid \(context.peer.uid): \(next.factors.map(\.rawValue)) liveness \(next.requireLiveness)")
         return Self.wire(next, user: p.user)
     }
@@ -145,10 +145,10 @@ struct AuthMethods: MethodGroup {
     /// auth.lockout.clear
     func authLockoutClear(_ context: CallContext, _ p: LockoutClearParams) async throws -> OKResult {
         if let user = p.user {
-            guard try store.clearLockout(user: user) else { throw RPCError.userNotEnrolled(user) }
+            guard try store.lockouts.clear(user: user) else { throw RPCError.userNotEnrolled(user) }
             logger.notice("biometric lockout of '\(LogText(user))' cleared by uid \(context.peer.uid)")
         } else if let camera = p.camera {
-            try store.clearCameraLockout(camera: camera)
+            try store.lockouts.clear(camera: camera)
             logger.notice("identification lockout of camera '\(LogText(camera))' cleared by uid \(context.peer.uid)")
         }
         return OKResult(ok: true)
@@ -186,7 +186,7 @@ struct AuthMethods: MethodGroup {
     /// key.register
     func keyRegister(_ context: CallContext, _ p: KeyRegisterParams) async throws -> KeyInfo {
         let key = BoundKey.generate()
-        let record = try store.addKey(user: p.user, appID: p.appID, aaid: p.aaid, handle: key.handle,
+        let record = try store.keys.add(user: p.user, appID: p.appID, aaid: p.aaid, handle: key.handle,
                                       publicKeyPEM: key.publicKeyPEM, privateKey: key.privateKey,
                                       quota: quotas.quota(.keys, isAdmin: context.peer.isAdmin))
         logger.notice("key registered for '\(LogText(p.user))' (\(p.aaid), app \(p.appID.prefix(60)))")
@@ -195,14 +195,14 @@ struct AuthMethods: MethodGroup {
 
     /// key.list
     func keyList(_ context: CallContext, _ p: UserParams) async throws -> KeyListResult {
-        return KeyListResult(keys: try store.keys(user: p.user).map(Self.wire),
-                             fidoCredentials: try store.fidoCredentials(user: p.user).compactMap(FIDOListing.wire))
+        return KeyListResult(keys: try store.keys.list(user: p.user).map(Self.wire),
+                             fidoCredentials: try store.fido.credentials(user: p.user).compactMap(FIDOListing.wire))
     }
 
     /// key.deregister
     func keyDeregister(_ context: CallContext, _ p: KeyDeregisterParams) async throws -> RemovedResult {
         do {
-            let n = try store.removeKeys(user: p.user, handle: p.keyHandle)
+            let n = try store.keys.remove(user: p.user, handle: p.keyHandle)
             logger.notice("\(n) key(s) of '\(LogText(p.user))' deregistered")
             return RemovedResult(removed: n)
         } catch {
@@ -215,10 +215,10 @@ struct AuthMethods: MethodGroup {
     /// key.sign
     func keySign(_ context: CallContext, _ p: KeySignParams) async throws -> KeySignResult {
         // Another user's key answers like an unknown one.
-        guard let key = try store.key(handle: p.keyHandle), key.user == p.user else {
+        guard let key = try store.keys.get(handle: p.keyHandle), key.user == p.user else {
             throw RPCError.app(.notFound, "no key '\(p.keyHandle)' for user '\(p.user)'", hint: "list keys with authctl key list")
         }
-        let userPolicy = try store.policy(user: p.user) ?? AuthPolicy()
+        let userPolicy = try store.policies.get(user: p.user) ?? AuthPolicy()
         var outcome: AuthenticateResult?
         if !userPolicy.factors.isEmpty {
             let result = try await authenticate(user: p.user, override: nil, pin: p.pin, camera: p.camera,
@@ -230,7 +230,7 @@ struct AuthMethods: MethodGroup {
             }
             outcome = result
         }
-        let (counter, privateKey) = try store.nextSignature(handle: key.handle)
+        let (counter, privateKey) = try store.keys.nextSignature(handle: key.handle)
         let signature = try BoundKey.sign(privateKey: privateKey, appID: key.appID, challenge: p.challengeBytes ?? Data(),
                                           userVerified: outcome != nil, counter: counter)
         logger.notice("key.sign for '\(LogText(p.user))' (\(key.aaid)) counter \(counter) after \(outcome?.factor ?? "no factor (policy none)")")
@@ -264,7 +264,7 @@ struct AuthMethods: MethodGroup {
         -> AuthenticationRun
     {
         let started = monotonicNanoseconds()
-        guard let record = try store.user(named: user), let userPolicy = try store.policy(user: user) else {
+        guard let record = try store.users.named(user), let userPolicy = try store.policies.get(user: user) else {
             throw RPCError.userNotEnrolled(user)
         }
         var enrolled = Set<Factor>()

@@ -18,7 +18,7 @@ struct FaceMethods: MethodGroup {
     /// The challenge moves of a test daemon's hook (nil in production: moves are random).
     let fixedChallenge: [ChallengeLiveness.Action]?
 
-    var store: TemplateStore { templates.store }
+    var store: Store { templates.store }
 
     func register(in table: inout MethodTable) {
         table.register(Method.faceEnroll, .selfReverifiedOrAdmin("enrol") { $0.user }, faceEnroll)
@@ -56,7 +56,7 @@ struct FaceMethods: MethodGroup {
     /// face.list
     func faceList(_ context: CallContext, _ p: FaceListParams) async throws -> FaceListResult {
         // The version is byte 4 of the (sealed) payload: opened to read it.
-        let items = try store.payloads(user: p.user, modality: .face)
+        let items = try store.templates.payloads(user: p.user, modality: .face)
         return FaceListResult(templates: items.map { info, data in
             FaceTemplateInfo(id: info.id, user: info.user, created: info.created, quality: Int(info.quality),
                              pose: info.meta.pose ?? "front", version: Self.templateVersion(data))
@@ -65,7 +65,7 @@ struct FaceMethods: MethodGroup {
 
     /// face.remove
     func faceRemove(_ context: CallContext, _ p: FaceRemoveParams) async throws -> RemovedResult {
-        guard try store.user(named: p.user) != nil else {
+        guard try store.users.named(p.user) != nil else {
             throw RPCError.userNotEnrolled(p.user)
         }
         let n = try templates.removeTemplates(user: p.user, modality: .face, id: p.templateID)
@@ -83,10 +83,10 @@ struct FaceMethods: MethodGroup {
 
     /// face.export
     func faceExport(_ context: CallContext, _ p: UserParams) async throws -> FaceExportResult {
-        guard try store.user(named: p.user) != nil else {
+        guard try store.users.named(p.user) != nil else {
             throw RPCError.userNotEnrolled(p.user)
         }
-        let items = try store.payloads(user: p.user, modality: .face).map {
+        let items = try store.templates.payloads(user: p.user, modality: .face).map {
             FaceExportResult.Item(id: $0.0.id, template: $0.1.base64EncodedString(), quality: Int($0.0.quality),
                                   version: Self.templateVersion($0.1))
         }
@@ -97,7 +97,7 @@ struct FaceMethods: MethodGroup {
     func faceSet(_ context: CallContext, _ p: FaceSetParams) async throws -> TemplateIDs {
         // Decode every template first: a bad one changes nothing.
         let faces = try p.faces.enumerated().map { try Self.decodeTemplate($1, field: "faces[\($0)]") }
-        if try store.user(named: p.user) != nil {
+        if try store.users.named(p.user) != nil {
             _ = try templates.removeTemplates(user: p.user, modality: .face, id: nil)
         }
         let added = try templates.addTemplates(
@@ -110,7 +110,7 @@ struct FaceMethods: MethodGroup {
     /// face.reset
     func faceReset(_ context: CallContext, _ params: NoParams) async throws -> RemovedResult {
         var removed = 0
-        for user in try store.listUsers() where user.faceTemplates > 0 {
+        for user in try store.users.all() where user.faceTemplates > 0 {
             removed += try templates.removeTemplates(user: user.name, modality: .face, id: nil)
         }
         logger.notice("face.reset by uid \(context.peer.uid): \(removed) templates removed")

@@ -48,9 +48,9 @@ extension FingerMethods {
     }
 
     func export(_ p: FingerExportParams) throws -> FingerExportResult {
-        guard try store.user(named: p.user) != nil else { throw RPCError.userNotEnrolled(p.user) }
+        guard try store.users.named(p.user) != nil else { throw RPCError.userNotEnrolled(p.user) }
         let format = p.format ?? .default
-        let items = try store.payloads(user: p.user, modality: .finger).map { info, data in
+        let items = try store.templates.payloads(user: p.user, modality: .finger).map { info, data in
             let bytes: [UInt8]
             switch format {
             case .biometricd: bytes = [UInt8](data)
@@ -74,7 +74,7 @@ extension FingerMethods {
             throw RPCError.app(.permissionDenied, "verifying against caller-supplied templates needs an administrator",
                                hint: "leave 'references' out to verify against the enrolled fingers", details: ["field": "references"])
         }
-        guard try store.user(named: user) != nil else { throw RPCError.userNotEnrolled(user) }
+        guard try store.users.named(user) != nil else { throw RPCError.userNotEnrolled(user) }
         var references: [FingerReference] = []
         let isoSource = finger.primarySource
         for (i, base64) in encoded.enumerated() {

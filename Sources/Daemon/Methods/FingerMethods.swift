@@ -17,7 +17,7 @@ struct FingerMethods: MethodGroup {
     let limits: DaemonLimits
     let logger: Logger
 
-    var store: TemplateStore { templates.store }
+    var store: Store { templates.store }
 
     func register(in table: inout MethodTable) {
         // Hands out camera content (print images), like camera.snapshot: admin only.
@@ -117,7 +117,7 @@ struct FingerMethods: MethodGroup {
 
     /// finger.list
     func fingerList(_ context: CallContext, _ p: FingerListParams) async throws -> FingerListResult {
-        return FingerListResult(templates: try store.templates(user: p.user, modality: .finger).map {
+        return FingerListResult(templates: try store.templates.list(user: p.user, modality: .finger).map {
             FingerTemplateInfo(id: $0.id, user: $0.user, position: $0.position ?? "unknown", created: $0.created,
                                quality: Int($0.quality))
         })
@@ -125,7 +125,7 @@ struct FingerMethods: MethodGroup {
 
     /// finger.remove
     func fingerRemove(_ context: CallContext, _ p: FingerRemoveParams) async throws -> RemovedResult {
-        guard try store.user(named: p.user) != nil else {
+        guard try store.users.named(p.user) != nil else {
             throw RPCError.userNotEnrolled(p.user)
         }
         let n = try templates.removeTemplates(user: p.user, modality: .finger, id: p.templateID)

@@ -15,7 +15,7 @@ struct UserMethods: MethodGroup {
     let policy: AccessPolicy
     let logger: Logger
 
-    var store: TemplateStore { templates.store }
+    var store: Store { templates.store }
 
     func register(in table: inout MethodTable) {
         table.register(Method.userList, .admin("user.list"), userList)
@@ -30,12 +30,12 @@ struct UserMethods: MethodGroup {
 
     /// user.list
     func userList(_ context: CallContext, _ params: NoParams) async throws -> UserList {
-        return UserList(users: try store.listUsers().map(\.wire))
+        return UserList(users: try store.users.all().map(\.wire))
     }
 
     /// user.get
     func userGet(_ context: CallContext, _ params: UserParams) async throws -> UserRecord {
-        guard let user = try store.user(named: params.user) else {
+        guard let user = try store.users.named(params.user) else {
             throw RPCError.userNotEnrolled(params.user)
         }
         return user.wire

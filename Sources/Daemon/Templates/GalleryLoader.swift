@@ -46,7 +46,7 @@ final class GalleryLoader: Sendable {
         }
     }
 
-    func startLoading(_ store: TemplateStore) {
+    func startLoading(_ store: Store) {
         let generation: Int? = state.withLock { s in
             guard !s.loading else { return nil }
             s.loading = true
@@ -72,7 +72,7 @@ final class GalleryLoader: Sendable {
         }
     }
 
-    func current(_ store: TemplateStore) throws -> FaceGallerySet {
+    func current(_ store: Store) throws -> FaceGallerySet {
         let (gallery, stale, generation, loading, loaded, total) = state.withLock { s in
             (s.gallery, s.stale, s.generation, s.loading, s.loaded, s.total)
         }
@@ -97,14 +97,14 @@ final class GalleryLoader: Sendable {
         return gallery
     }
 
-    private func build(_ store: TemplateStore, progress: Bool = true) throws -> FaceGallerySet {
-        let total = try store.templateCount(modality: .face)
+    private func build(_ store: Store, progress: Bool = true) throws -> FaceGallerySet {
+        let total = try store.templates.count(modality: .face)
         if progress { state.withLock { $0.total = total } }
         var gallery = FaceGallerySet()
         gallery.reserveCapacity(total)
         var after: Int64 = 0
         while true {
-            let page = try store.payloadPage(modality: .face, after: after, limit: Self.pageSize)
+            let page = try store.templates.payloadPage(modality: .face, after: after, limit: Self.pageSize)
             guard let last = page.last else { break }
             for (key, data) in page {
                 // A template that does not decode is skipped (face.list still shows it).
@@ -119,11 +119,11 @@ final class GalleryLoader: Sendable {
 
 /// The exact templates of a gallery, read from the sealed store for the re-score.
 struct StoredFaceTemplates: FaceTemplateSource {
-    let store: TemplateStore
+    let store: Store
 
     func templates(_ keys: [Int64]) throws -> [Int64: (user: String, template: FaceTemplate)] {
         var out: [Int64: (user: String, template: FaceTemplate)] = [:]
-        for (key, user, data) in try store.payloads(keys: keys, modality: .face) {
+        for (key, user, data) in try store.templates.payloads(keys: keys, modality: .face) {
             if let t = try? FaceTemplate(data: data) { out[key] = (user, t) }
         }
         return out

@@ -9,12 +9,12 @@ import Synchronization
 /// The sealed store's templates and the in-memory galleries built from them. Every change to
 /// templates goes through here, so no gallery outlives a change (a deleted user is never found).
 final class TemplateRepository: Sendable {
-    let store: TemplateStore
+    let store: Store
     private let faceLoader: GalleryLoader
     private let fingerCache = Mutex<FingerGallery?>(nil)
     private let fingerMatcher: FingerMatcher
 
-    init(store: TemplateStore, fingerMatcher: FingerMatcher, logger: Logger) {
+    init(store: Store, fingerMatcher: FingerMatcher, logger: Logger) {
         self.store = store
         self.fingerMatcher = fingerMatcher
         faceLoader = GalleryLoader(logger: logger)
@@ -23,7 +23,7 @@ final class TemplateRepository: Sendable {
     // MARK: Face
 
     func faceTemplates(user: String) throws -> [FaceTemplate] {
-        try store.payloads(user: user, modality: .face).compactMap { try? FaceTemplate(data: $0.1) }
+        try store.templates.payloads(user: user, modality: .face).compactMap { try? FaceTemplate(data: $0.1) }
     }
 
     /// The 1:N gallery, or not_initialized with `data.reason: "loading"` while the first load runs.
@@ -40,7 +40,7 @@ final class TemplateRepository: Sendable {
     // MARK: Finger
 
     func fingerReferences(user: String?) throws -> [FingerReference] {
-        try store.payloads(user: user, modality: .finger).compactMap { info, data in
+        try store.templates.payloads(user: user, modality: .finger).compactMap { info, data in
             guard let template = try? FingerTemplate(decoding: [UInt8](data)), let prepared = fingerMatcher.prepare(template) else {
                 return nil
             }
@@ -73,20 +73,20 @@ final class TemplateRepository: Sendable {
     /// Stores all of `items` or none (one transaction; the quota is counted inside it).
     func addTemplates(user: String, modality: Modality, _ items: [NewTemplate], quota: Quota?) throws -> [TemplateInfo] {
         defer { changed(modality) }
-        return try store.addTemplates(user: user, modality: modality, items, quota: quota)
+        return try store.templates.add(user: user, modality: modality, items, quota: quota)
     }
 
     /// Refuses at once (before a camera session) when `adding` more would pass the quota.
     func checkQuota(user: String, modality: Modality, adding: Int, quota: Quota?) throws {
         guard let quota else { return }
-        let have = try store.templates(user: user, modality: modality).count
+        let have = try store.templates.list(user: user, modality: modality).count
         if have + adding > quota.max { throw StoreError.quotaExceeded(quota.name, max: quota.max, have: have) }
     }
 
     /// Removes one template (`id`) or all of the modality; the number removed.
     func removeTemplates(user: String, modality: Modality, id: String?) throws -> Int {
         defer { changed(modality) }
-        return try store.removeTemplates(user: user, modality: modality, id: id)
+        return try store.templates.remove(user: user, modality: modality, id: id)
     }
 
     /// Removes the user and every template of theirs; the number of templates removed.
@@ -95,7 +95,7 @@ final class TemplateRepository: Sendable {
             changed(.face)
             changed(.finger)
         }
-        return try store.deleteUser(named: name)
+        return try store.users.delete(named: name)
     }
 
     private func changed(_ modality: Modality) {

@@ -38,7 +38,7 @@ struct TrustLedger: Sendable {
     @discardableResult
     func settle(_ evidence: Evidence, declared: Grants, connection: ClientConnection?) -> Settlement {
         // A store that cannot be read grants nothing (no factor is "in the policy").
-        let factors: [BiometricAuth.Factor]? = switch Result(catching: { try auth.store.policy(user: evidence.user) }) {
+        let factors: [BiometricAuth.Factor]? = switch Result(catching: { try auth.store.policies.get(user: evidence.user) }) {
         case .success(let policy): policy?.factors
         case .failure: []
         }

@@ -1,0 +1,95 @@
+import BiometricAuth
+import Foundation
+
+/// Biometric lockouts: per user (failed attempts against a claimed identity) and per camera
+/// (failed 1:N identifications from it).
+/// Each read-modify-write runs in one transaction under the connection lock, so concurrent
+/// clients count exactly, and each change is on disk (synchronous=FULL) before the caller replies.
+public struct LockoutRecords: Sendable {
+    let store: Store
+
+    // MARK: Biometric lockout
+
+    public func get(user name: String) throws(StoreError) -> LockoutState {
+        try store.connection.withLock { db throws(StoreError) in try Self.lockout(db, name: name) }
+    }
+
+    private static func lockout(_ db: SQLiteConnection, name: String) throws(StoreError) -> LockoutState {
+        var state = LockoutState()
+        try db.query("""
+            SELECT l.failures, l.locked_until, l.requires_pin FROM lockout l JOIN users u ON u.uuid = l.user_uuid WHERE u.name = ?
+            """, [.text(name)]) { row in
+            state = LockoutState(failures: Int(row.int(0)), lockedUntil: row.double(1), requiresPIN: row.int(2) != 0)
+        }
+        return state
+    }
+
+    /// Applies `change` to the user's lockout state in one transaction; returns the new state.
+    @discardableResult
+    public func update(user name: String, _ change: @Sendable (inout LockoutState) -> Void) throws(StoreError) -> LockoutState {
+        try store.connection.withLock { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> LockoutState in
+                guard let uuid = try Store.uuid(db, name: name) else { throw .notFound("user '\(name)'") }
+                var state = try Self.lockout(db, name: name)
+                change(&state)
+                try db.query("""
+                    INSERT INTO lockout(user_uuid, failures, locked_until, requires_pin) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(user_uuid) DO UPDATE SET failures = excluded.failures, locked_until = excluded.locked_until,
+                        requires_pin = excluded.requires_pin
+                    """, [.text(uuid), .int(Int64(state.failures)), .double(state.lockedUntil), .int(state.requiresPIN ? 1 : 0)])
+                return state
+            }
+        }
+    }
+
+    /// Clears a user's biometric lockout (a password login, an administrator). False for an unknown user.
+    @discardableResult
+    public func clear(user name: String) throws(StoreError) -> Bool {
+        try store.connection.withLock { db throws(StoreError) in
+            guard let uuid = try Store.uuid(db, name: name) else { return false }
+            try db.query("DELETE FROM lockout WHERE user_uuid = ?", [.text(uuid)])
+            return true
+        }
+    }
+
+    // MARK: Camera lockout (1:N)
+
+    /// A camera's identify lockout: failures in a row of attempts that saw a face and matched
+    /// nobody. `requiresPIN` means here: locked until an administrator clears it.
+    public func get(camera: String) throws(StoreError) -> LockoutState {
+        try store.connection.withLock { db throws(StoreError) in try Self.cameraLockout(db, camera) }
+    }
+
+    private static func cameraLockout(_ db: SQLiteConnection, _ camera: String) throws(StoreError) -> LockoutState {
+        var state = LockoutState()
+        try db.query("SELECT failures, locked_until, requires_admin FROM camera_lockout WHERE camera = ?", [.text(camera)]) { row in
+            state = LockoutState(failures: Int(row.int(0)), lockedUntil: row.double(1), requiresPIN: row.int(2) != 0)
+        }
+        return state
+    }
+
+    @discardableResult
+    public func update(camera: String, _ change: @Sendable (inout LockoutState) -> Void) throws(StoreError) -> LockoutState {
+        try store.connection.withLock { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> LockoutState in
+                var state = try Self.cameraLockout(db, camera)
+                change(&state)
+                try db.query("""
+                    INSERT INTO camera_lockout(camera, failures, locked_until, requires_admin) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(camera) DO UPDATE SET failures = excluded.failures, locked_until = excluded.locked_until,
+                        requires_admin = excluded.requires_admin
+                    """, [.text(camera), .int(Int64(state.failures)), .double(state.lockedUntil), .int(state.requiresPIN ? 1 : 0)])
+                return state
+            }
+        }
+    }
+
+    public func clear(camera: String) throws(StoreError) {
+        try store.connection.withLock { db throws(StoreError) in try db.query("DELETE FROM camera_lockout WHERE camera = ?", [.text(camera)]) }
+    }
+
+}
+
+extension Store {
+    public var lockouts: LockoutRecords { LockoutRecords(store: self) }
+}
