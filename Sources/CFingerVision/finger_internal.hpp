@@ -1,4 +1,4 @@
-// Helpers shared by hand.cpp and fingertip.cpp (internal, not part of the C API).
+// Helpers shared by hand.cpp, hand_models.cpp and fingertip.cpp (internal, not part of the C API).
 #ifndef CVISION_FINGER_INTERNAL_HPP
 #define CVISION_FINGER_INTERNAL_HPP
 
@@ -8,6 +8,17 @@
 #include <opencv2/core/types.hpp>
 
 namespace cvis::finger {
+
+/// A caller's image is usable: pixels, a size within 16384² and grey or BGR.
+inline bool view_ok(const cvis_image_view &v) {
+    return v.pixels && v.width > 0 && v.height > 0 && v.width <= 16384 && v.height <= 16384 &&
+           (v.channels == 1 || v.channels == 3);
+}
+
+/// The caller's pixels as a Mat header (no copy; the caller keeps them alive for the call).
+inline cv::Mat mat_of(const cvis_image_view &v) {
+    return cv::Mat(v.height, v.width, v.channels == 3 ? CV_8UC3 : CV_8UC1, const_cast<uint8_t *>(v.pixels));
+}
 
 /// A wide Gaussian of `src` computed at a quarter of the resolution (the result is smooth anyway).
 void smooth(const cv::Mat &src, cv::Mat &dst, double sigma);

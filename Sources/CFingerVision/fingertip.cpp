@@ -14,19 +14,12 @@
 
 using cvis::fail;
 using cvis::guarded;
+using cvis::finger::mat_of;
+using cvis::finger::view_ok;
 
 namespace {
 
 constexpr float kPi = 3.14159265f;
-
-bool view_ok(const cvis_image_view &v) {
-    return v.pixels && v.width > 0 && v.height > 0 && v.width <= 16384 && v.height <= 16384 &&
-           (v.channels == 1 || v.channels == 3);
-}
-
-cv::Mat mat_of(const cvis_image_view &v) {
-    return cv::Mat(v.height, v.width, v.channels == 3 ? CV_8UC3 : CV_8UC1, const_cast<uint8_t *>(v.pixels));
-}
 
 float median(std::vector<float> v) {
     if (v.empty()) return 0;

@@ -14,6 +14,8 @@
 
 using cvis::fail;
 using cvis::guarded;
+using cvis::finger::mat_of;
+using cvis::finger::view_ok;
 
 namespace {
 
@@ -44,15 +46,6 @@ struct Candidate {
     float width = 0, length = 0, score = 0;
     int index = 0; // contour point
 };
-
-cv::Mat view_to_mat(const cvis_image_view &v) {
-    return cv::Mat(v.height, v.width, v.channels == 3 ? CV_8UC3 : CV_8UC1, const_cast<uint8_t *>(v.pixels));
-}
-
-bool view_ok(const cvis_image_view &v) {
-    return v.pixels && v.width > 0 && v.height > 0 && v.width <= 16384 && v.height <= 16384 &&
-           (v.channels == 1 || v.channels == 3);
-}
 
 } // namespace
 
@@ -433,7 +426,7 @@ int cvis_hand_find_fingers(cvis_hand_engine *engine, cvis_image_view image, floa
     } else {
         s = guarded([&]() -> cvis_status {
             cvis_hand_engine &e = *engine;
-            cv::Mat frame = view_to_mat(image);
+            cv::Mat frame = mat_of(image);
             float scale = std::min(1.0f, float(kWorkWidth) / float(image.width));
             e.workScale = scale;
             if (scale < 1)
@@ -616,7 +609,7 @@ cvis_status cvis_hand_fingertip_print(cvis_hand_engine *engine, cvis_image_view 
         return fail(CVIS_ERR_ARGUMENT, "bad print request");
     return guarded([&]() -> cvis_status {
         cvis_hand_engine &e = *engine;
-        cv::Mat frame = view_to_mat(grey);
+        cv::Mat frame = mat_of(grey);
         // out (ox, oy) → frame: centre + R · ((ox, oy) − out/2) / scale, R rotating by `angle`
         // clockwise on screen (so the output's up is the finger's direction).
         float a = box.angle * kPi / 180, ca = std::cos(a), sa = std::sin(a);
@@ -699,7 +692,7 @@ float cvis_hand_region_periodicity(cvis_image_view grey, cvis_rotated_box box, c
         s = fail(CVIS_ERR_ARGUMENT, "bad image");
     } else {
         s = guarded([&]() -> cvis_status {
-            cv::Mat frame = view_to_mat(grey);
+            cv::Mat frame = mat_of(grey);
             // A 64×64 patch at the box centre, native resolution (halftone and pixel grids live at
             // 2–4 px periods, which any resampling would destroy).
             const int n = 64;

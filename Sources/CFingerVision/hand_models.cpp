@@ -4,6 +4,7 @@
 // the track is lost). Decoding follows MediaPipe's palm_detection and hand_landmark graphs.
 #include "cvision_hand_models.h"
 #include "cvision_internal.hpp"
+#include "finger_internal.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,7 @@
 
 using cvis::fail;
 using cvis::guarded;
+using cvis::finger::view_ok;
 
 namespace {
 
@@ -50,11 +52,6 @@ struct Crop {
         return cv::Matx23f(c, -s, cx - (c - s) * side * 0.5f, s, c, cy - (s + c) * side * 0.5f);
     }
 };
-
-bool view_ok(const cvis_image_view &v) {
-    return v.pixels && v.width > 0 && v.height > 0 && v.width <= 16384 && v.height <= 16384 &&
-           (v.channels == 1 || v.channels == 3);
-}
 
 bool has_outputs(cv::dnn::Net &net, std::initializer_list<const char *> names) {
     std::vector<cv::String> outs = net.getUnconnectedOutLayersNames();
