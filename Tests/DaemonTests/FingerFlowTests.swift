@@ -212,16 +212,22 @@ final class FingerFlowTests: XCTestCase {
         }
     }
 
+    /// A replay camera showing one of the real hand photos (`handPhotos/PATH`) over and over.
+    func replayOfOnePhoto(_ path: String) throws -> String {
+        let photo = handPhotos + "/" + path
+        guard FileManager.default.fileExists(atPath: photo) else { throw missing("\(photo) not found") }
+        let dir = "/tmp/bmd-photo-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/frame_0000." + (photo as NSString).pathExtension,
+                                                   withDestinationPath: photo)
+        folders.append(dir)
+        return "replay:\(dir)?fps=10&loop=true"
+    }
+
     /// Mode single on a replay of a real phone close-up of one fingertip: one print, named by
     /// `finger` [index]; `finger` belongs to mode single only.
     func testSingleFingerCloseUp() throws {
-        let photo = handPhotos + "/ksahib_phone_fingers/sahibind2.jpeg"
-        guard FileManager.default.fileExists(atPath: photo) else { throw missing("\(photo) not found") }
-        let dir = "/tmp/bmd-single-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: dir + "/frame_0000.jpeg", withDestinationPath: photo)
-        folders.append(dir)
-        let daemon = try fingerDaemon(cameras: ["replay:\(dir)?fps=10&loop=true"])
+        let daemon = try fingerDaemon(cameras: [try replayOfOnePhoto("ksahib_phone_fingers/sahibind2.jpeg")])
         let client = try daemon.client()
         var feedback: [String] = []
         let index: FingerCaptureResult = try client.call(Method.fingerCapture, FingerCaptureRequest(
@@ -243,13 +249,8 @@ final class FingerFlowTests: XCTestCase {
 
     /// The back of a hand is never a print: feedback show_palm, and the capture ends in bad_capture.
     func testTheBackOfTheHandIsRefused() throws {
-        let photo = handPhotos + "/subhih_handsdataset/images/Hand_0000002.jpg" // the back of a right hand
-        guard FileManager.default.fileExists(atPath: photo) else { throw missing("\(photo) not found") }
-        let dir = "/tmp/bmd-back-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: dir + "/frame_0000.jpg", withDestinationPath: photo)
-        folders.append(dir)
-        let daemon = try fingerDaemon(cameras: ["replay:\(dir)?fps=10&loop=true"])
+        // the back of a right hand
+        let daemon = try fingerDaemon(cameras: [try replayOfOnePhoto("subhih_handsdataset/images/Hand_0000002.jpg")])
         let client = try daemon.client()
         var feedback = Set<String>()
         let error = rpcError {
