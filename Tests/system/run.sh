@@ -351,7 +351,8 @@ start_tpm() {  # DIR
     die "swtpm did not start (log: $1/swtpm.log)"
 }
 stop_tpm() { [ -n "$SWTPM_PID" ] && { kill "$SWTPM_PID" 2>/dev/null; wait "$SWTPM_PID" 2>/dev/null || true; }; SWTPM_PID=""; }
-trap 'stop_tpm; [ -n "$WAKER" ] && kill $WAKER 2>/dev/null' EXIT
+# (its last status is the script's under set -e: a waker already gone must not fail the run)
+trap 'stop_tpm; [ -z "$WAKER" ] || kill $WAKER 2>/dev/null || true' EXIT
 WAKER=""
 waker() {  # the desktop scenario's suspend: once the guest asked and QMP says the VM is
     # suspended, system_wakeup 5 s later (the VM's wake button); gives up after 300 s
