@@ -16,8 +16,9 @@
 #   SYSTEST_CACHE    cache and work folder (default .build/system; git-ignored)
 #   SYSTEST_SHARED   the shared data folder (default ../shared next to the repository)
 #   SYSTEST_VERBOSE=1  show the VM consoles (always in $SYSTEST_CACHE/run/console-*.log)
-#   SYSTEST_ONLY='NAME …'  desktop: run only these checks (a developer's rerun; a check that needs
-#                    alice's session needs the greetd login checks before it: Docs/system-test.md)
+#   SYSTEST_ONLY='NAME …'  run only these checks (a developer's rerun; a check that needs an
+#                    earlier one's state needs it too, e.g. the desktop's checks in alice's session
+#                    need the greetd logins before them: Docs/system-test.md)
 # Prints one line per check (PASS|FAIL|SKIP name seconds detail), the time of each part, and
 # `N passed, M failed`; exit 0 only when nothing failed.
 set -euo pipefail
@@ -315,7 +316,7 @@ PY
 else
     cp "$HERE/guest/phases.sh" "$SHARE/"
 fi
-cp "$HERE/guest/ptydrive.py" "$SHARE/"
+cp "$HERE/guest/ptydrive.py" "$HERE/guest/common.sh" "$SHARE/"
 cp "$REPO/Tests/hil/guest/rpc.py" "$SHARE/rpc.py"
 # The upgrade (base scenario): the same package with its version bumped (same binaries and
 # maintainer scripts, version V+systest1), repacked with dpkg-deb; cached per .deb.

@@ -18,23 +18,9 @@ CAP=/dev/video0 OUTDEV=/dev/video1
 DB=/var/lib/biometricd/biometricd.sqlite
 CRED=/var/lib/biometricd/key.cred
 PIN=739184 WRONG_PIN=111111
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-number() { echo "$*" >> $NUMBERS; log "NUMBER $*"; }
-
-# check NAME FUNCTION: the function sets DETAIL and returns 0 pass, 1 fail, 2 skip.
-check() {
-    local name=$1 fn=$2 t rc status=PASS
-    t=$(now); DETAIL=""
-    log "=== $name"
-    $fn; rc=$?
-    [ $rc -eq 1 ] && status=FAIL; [ $rc -eq 2 ] && status=SKIP; [ $rc -gt 2 ] && status=FAIL
-    DETAIL=$(tr '\n' ' ' <<< "$DETAIL" | cut -c1-600)
-    echo "$status p$PHASE-$name $(elapsed "$t") $DETAIL" >> $RESULTS
-    log "=== $status $name: $DETAIL"
-    sync
-}
+CHECK_PREFIX=p$PHASE-
+. $S/common.sh   # now, elapsed, log, number, check, json_field, camera_setup, feed
+camera_setup || log "camera: cannot set up $CAP (the face checks will fail)"
 next_phase() { echo "$1" > $S/state; sync; }
 # authctl as USER (root when "-"), time-limited; output in $S/p$PHASE-NAME.{out,err}; sets RC.
 ctl() {  # ctl NAME USER LIMIT args...
@@ -47,35 +33,10 @@ ctl() {  # ctl NAME USER LIMIT args...
     fi
     log "authctl($user) $* -> $RC $(tail -c 300 $o.out | tail -2 | tr '\n' ' ') $(tail -c 300 $o.err)"
 }
-json_field() {  # json_field FILE PYTHON-EXPR-ON-d (last JSON line of FILE)
-    python3 -c 'import json,sys
-lines=[l for l in open(sys.argv[1]) if l.strip().startswith("{")]
-d=json.loads(lines[-1]) if lines else {}
-try: v=eval(sys.argv[2])
-except Exception: v=None
-print("" if v is None else (json.dumps(v) if isinstance(v,(dict,list,bool)) else v))' "$1" "$2"
-}
 status_json() {  # status_json NAME: authctl status --json as root -> $S/pP-NAME.out
     ctl "$1" - 120 status --json
 }
 
-# ---- the camera: frames written to video1 come back on video0 (as Tests/hil) --------------------
-WRITER=""
-feed() {  # feed NAME [HOLD]
-    local file=/tmp/frames/$1.YUYV
-    [ -f "$file" ] || { mkdir -p /tmp/frames; cp "$S/frames/$1.YUYV" "$file"; }
-    stop_feed
-    v4l2-ctl -d $CAP -i 3 >/dev/null && v4l2-ctl -d $OUTDEV -o 1 >/dev/null || return 1
-    v4l2-ctl -d $CAP --set-dv-bt-timings index=0 >/dev/null && v4l2-ctl -d $OUTDEV --set-dv-bt-timings index=0 >/dev/null || return 1
-    v4l2-ctl -d $CAP -v width=640,height=480,pixelformat=YUYV >/dev/null || return 1
-    v4l2-ctl -d $CAP -c loop_video=1,osd_text_mode=2 >/dev/null || return 1
-    [ -x /tmp/vout ] || install -m 0755 $S/vout /tmp/vout
-    /tmp/vout $OUTDEV "$file" 640 480 YUYV "${2:-1}" 2>> $S/writer.log &
-    WRITER=$!
-    sleep 0.5
-    kill -0 $WRITER 2>/dev/null
-}
-stop_feed() { [ -n "$WRITER" ] && { kill $WRITER 2>/dev/null; wait $WRITER 2>/dev/null; }; WRITER=""; }
 
 verify_as() {  # verify_as NAME USER TARGET: face verify, no liveness (stills) -> RC, MATCH, SCORE, VT
     local t; t=$(now)
