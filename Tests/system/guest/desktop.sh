@@ -79,6 +79,17 @@ wait_for() {  # wait_for LIMIT COMMAND...: until COMMAND succeeds -> 0, or 1 aft
     until "$@"; do lt "$(elapsed "$t")" "$limit" || return 1; sleep 0.5; done
 }
 screen_has() { screen | tail -6 | grep -qF -- "$1"; }
+# The daemon back and ready, as after a boot with biometricd.service enabled, long before anyone
+# types a name: socket-activated by `authctl status`, then its face models loaded. Under TCG the
+# load takes ~35 s with both vCPUs busy, and a PAM attempt in that window gets no first answer
+# within the module's 2 s (full run 5: `reason=no_answer`, "Password:" at once, no camera).
+daemon_ready() {
+    local s0; s0=$(since)
+    systemctl start biometricd.socket
+    timeout 120 authctl status > /dev/null 2>&1
+    wait_for 240 sh -c "journalctl -q -o cat --no-pager -u biometricd.service --since @$s0 | grep -q 'face models loaded'" ||
+        log "daemon_ready: no 'face models loaded' in the journal after 240 s"
+}
 session_up() { [ -e $A/started ]; }
 end_session() {
     touch $A/stop
@@ -211,7 +222,7 @@ c_stopped() {
 check every-service-daemon-stopped-password c_stopped
 
 # ---- faces through the services (pamtester as the login process) -------------------------------
-timeout 60 authctl status > /dev/null 2>&1  # the daemon back (socket activation)
+daemon_ready
 c_login_pty() {
     feed tony-same
     ptyrun login-face --limit 280 --step "expect=Password (or look at the camera): " --step "expect=successfully authenticated" -- \
@@ -276,11 +287,7 @@ c_greetd_password() {
     agent first 30 "ls ~/.local/share/keyrings"
     local first=$AOUT
     end_session
-    # the daemon back and ready, as after a boot with biometricd.service enabled: a cold start by
-    # the module's own connection takes longer than the module's 2 s for a first answer under TCG
-    # (the second run: "Password:" at once, no camera)
-    systemctl start biometricd.socket
-    timeout 120 authctl status > /dev/null 2>&1
+    daemon_ready
     feed other
     wait_for 60 screen_has "login:" || { DETAIL="agreety did not show its login prompt again: $(screen | tail -5)"; return 1; }
     typeon 'alice\r'
