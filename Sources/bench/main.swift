@@ -254,6 +254,13 @@ if wanted("params") {
             accepted = (o.ok, d.ok)
         }
         print("params_decode \(name) n=\(n) foundation_us=\(fmt(old, 2)) direct_us=\(fmt(new, 2)) ratio=\(fmt(old / new, 1))x accepted=\(accepted.0)/\(accepted.1)")
+        // The decoding step alone (JSONValue.decode), without the field check and validate.
+        var oldDecode = Double.infinity, newDecode = Double.infinity
+        for _ in 0..<2 {
+            oldDecode = min(oldDecode, perCallMicros { (try? params.decode(P.self, through: .foundation)) != nil }.us)
+            newDecode = min(newDecode, perCallMicros { (try? params.decode(P.self, through: .direct)) != nil }.us)
+        }
+        print("params_decode_only \(name) n=\(n) foundation_us=\(fmt(oldDecode, 2)) direct_us=\(fmt(newDecode, 2)) ratio=\(fmt(oldDecode / newDecode, 1))x")
     }
     measure("face.verify", FaceVerifyParams.self,
             #"{"user":"ana","camera":"c0","mode":"liveness","liveness_mode":"passive","matching_threshold":48.5,"quality_threshold":48,"timeout_ms":30000,"preview":{"fps":10,"width":640}}"#)
