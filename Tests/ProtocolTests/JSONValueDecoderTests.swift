@@ -72,7 +72,7 @@ final class JSONValueDecoderTests: XCTestCase {
         #"{"fps":1e300}"#, #"{"fps":99}"#,
     ] as [String]).map { try! JSONReader.read(Data($0.utf8)) } + [
         .double(3.0), .double(-0.0), .double(1e16), .double(0x1p53), .double(0x1p60), .double(-0x1p63), .double(9.2e18), .double(.infinity), .double(-.infinity),
-        .double(.nan), .double(5e-324), .array([.double(3.0), .double(.nan)]), .object(["fps": .double(4.0)]),
+        .double(.nan), .double(.leastNonzeroMagnitude), .array([.double(3.0), .double(.nan)]), .object(["fps": .double(4.0)]),
     ]
 
     /// The awkward values tried in every params field: each kind of JSON value, and the numbers
