@@ -38,6 +38,11 @@ public enum JSONValue: Sendable, Hashable {
 
 extension JSONValue: Codable {
     public init(from decoder: Decoder) throws {
+        if let direct = decoder as? JSONValueDecoder {
+            // The value is at hand: what the generic route below would rebuild from it.
+            self = JSONValueDecoder.normalized(direct.value)
+            return
+        }
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -77,10 +82,30 @@ extension JSONValue {
         self = try JSONCoding.decoder.decode(JSONValue.self, from: data)
     }
 
-    /// Decodes this value as `T`.
+    /// Decodes this value as `T`, in one pass (`JSONValueDecoder`): it accepts and refuses
+    /// what JSONDecoder did on this value's JSON, with the same errors.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let data = try JSONCoding.encoder.encode(self)
-        return try JSONCoding.decoder.decode(T.self, from: data)
+        try JSONValueDecoder.decode(type, from: self)
+    }
+
+    /// How `decode(_:through:)` reads a value as a type.
+    public enum DecodingPath: Sendable, CaseIterable {
+        /// `JSONValueDecoder` straight from the value (what `decode(_:)` does).
+        case direct
+        /// The former path: JSONEncoder writes the value, JSONDecoder reads it back. Kept as the
+        /// reference the direct decoder is checked against (ProtocolTests) and measured against
+        /// (biometricd-bench --only params).
+        case foundation
+    }
+
+    public func decode<T: Decodable>(_ type: T.Type, through path: DecodingPath) throws -> T {
+        switch path {
+        case .direct:
+            return try JSONValueDecoder.decode(type, from: self)
+        case .foundation:
+            let data = try JSONCoding.encoder.encode(self)
+            return try JSONCoding.decoder.decode(T.self, from: data)
+        }
     }
 }
 

@@ -14,6 +14,12 @@ extension RPCParams {
 
     /// Decodes and validates params, turning every failure into -32602 with `data.field`.
     public static func decode(from params: JSONValue?) throws(RPCError) -> Self {
+        try decode(from: params, through: .direct)
+    }
+
+    /// `decode(from:)` with the value read `through` one path or the other (the differential
+    /// test and the bench compare them; the daemon uses `.direct`).
+    public static func decode(from params: JSONValue?, through decoding: JSONValue.DecodingPath) throws(RPCError) -> Self {
         let object: [String: JSONValue]
         switch params {
         case nil, .null?: object = [:]
@@ -25,9 +31,9 @@ extension RPCParams {
         }
         let decoded: Self
         do {
-            decoded = try JSONValue.object(object).decode(Self.self)
+            decoded = try JSONValue.object(object).decode(Self.self, through: decoding)
         } catch let error as DecodingError {
-            throw Self.describe(error, in: object)
+            throw Self.describe(error, in: object, through: decoding)
         } catch let error as WireEnumError {
             let f = path(error.codingPath)
             throw .invalidParams(field: f, "parameter '\(f)' must be one of \(error.allowed.joined(separator: ", ")), got '\(error.got)'")
@@ -47,13 +53,14 @@ extension RPCParams {
     /// Foundation reports a number that does not fit its field's type (1.5 or 2^63 for an
     /// integer) as corrupt data with no coding path. The field is then found by leaving one
     /// parameter out at a time: the one whose absence changes the error is the bad one.
-    private static func culprit(of error: DecodingError, in object: [String: JSONValue]) -> String? {
+    private static func culprit(of error: DecodingError, in object: [String: JSONValue],
+                                through decoding: JSONValue.DecodingPath) -> String? {
         guard case .dataCorrupted(let ctx) = error, ctx.codingPath.isEmpty else { return nil }
         for key in object.keys.sorted() {
             var rest = object
             rest[key] = nil
             do {
-                _ = try JSONValue.object(rest).decode(Self.self)
+                _ = try JSONValue.object(rest).decode(Self.self, through: decoding)
                 return key
             } catch DecodingError.dataCorrupted(let c) where c.codingPath.isEmpty {
                 continue
@@ -64,8 +71,9 @@ extension RPCParams {
         return nil
     }
 
-    private static func describe(_ error: DecodingError, in object: [String: JSONValue]) -> RPCError {
-        if let key = culprit(of: error, in: object) {
+    private static func describe(_ error: DecodingError, in object: [String: JSONValue],
+                                 through decoding: JSONValue.DecodingPath) -> RPCError {
+        if let key = culprit(of: error, in: object, through: decoding) {
             let value = object[key].flatMap { try? JSONCoding.encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
             return .invalidParams(field: key, "parameter '\(key)' has a value its type cannot hold (\(value.prefix(40))): "
                                   + "a whole number in range, or a number of the right kind, is expected")

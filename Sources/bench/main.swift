@@ -18,7 +18,10 @@ let usage = """
       Runs the release daemon next to this binary (swift build -c release) on a replay camera of
       ../shared/data and prints one line per measurement, with a baseline from the same run.
       --quick         fewer repetitions (a smoke run)
-      --only SECTION  one section: start, rpc, face, auth, memory, live, first-login, gallery
+      --only SECTION  one section: start, rpc, face, auth, memory, live, first-login, gallery, params
+                      params: in-process, no daemon: decoding a call's params with the one-pass
+                        JSONValueDecoder against the former path (JSONEncoder writes the params,
+                        JSONDecoder reads them), same bodies, ratio old/new
                       memory: RSS of a finger-only daemon (idle, then after 8 finger.extract)
                         and of one with every model loaded: after enrolment, --verifies
                         face.verify sessions [1000] and 8 finger.extract (the finger extractor
@@ -64,7 +67,7 @@ func number(after flag: String) -> Int? {
         return n
     }
 }
-let only = value(after: "--only", allowed: ["start", "rpc", "face", "auth", "memory", "live", "first-login", "gallery", "lfw"])
+let only = value(after: "--only", allowed: ["start", "rpc", "face", "auth", "memory", "live", "first-login", "gallery", "lfw", "params"])
 let soak = value(after: "--soak", allowed: ["verify", "fuzz"])
 let count = number(after: "--count")
 let verifyCount = number(after: "--verifies")
@@ -221,8 +224,57 @@ final class Daemon {
     }
 }
 
-// MARK: 1. Start to READY
 print("# biometricd-bench (\(quick ? "quick" : "full")), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+
+// MARK: 0. Params decoding, in-process (issue 38)
+// Every call's params go from the request's JSONValue to the method's type. The former path wrote
+// the value back to bytes (JSONEncoder) and parsed them again (JSONDecoder); JSONValueDecoder reads
+// the value directly. Both run here on the same bodies, alternating, best of two rounds each;
+// `RPCParams.decode(from:)` in full (the unknown-field check, decoding, validate).
+if wanted("params") {
+    let n = quick ? 10_000 : 100_000
+    func read(_ text: String) -> JSONValue {
+        do { return try JSONReader.read(Data(text.utf8)) } catch { fatalError("bench body: \(error)") }
+    }
+    func perCallMicros(_ body: () -> Bool) -> (us: Double, ok: Int) {
+        var ok = 0
+        let t = now()
+        for _ in 0..<n where body() { ok += 1 }
+        return ((now() - t) / Double(n) * 1e6, ok)
+    }
+    func measure<P: RPCParams>(_ name: String, _ type: P.Type, _ text: String) {
+        let params = read(text)
+        var old = Double.infinity, new = Double.infinity
+        var accepted = (0, 0)
+        for _ in 0..<2 {
+            let o = perCallMicros { (try? P.decode(from: params, through: .foundation)) != nil }
+            let d = perCallMicros { (try? P.decode(from: params, through: .direct)) != nil }
+            old = min(old, o.us)
+            new = min(new, d.us)
+            accepted = (o.ok, d.ok)
+        }
+        print("params_decode \(name) n=\(n) foundation_us=\(fmt(old, 2)) direct_us=\(fmt(new, 2)) ratio=\(fmt(old / new, 1))x accepted=\(accepted.0)/\(accepted.1)")
+        // The decoding step alone (JSONValue.decode), without the field check and validate.
+        var oldDecode = Double.infinity, newDecode = Double.infinity
+        for _ in 0..<2 {
+            oldDecode = min(oldDecode, perCallMicros { (try? params.decode(P.self, through: .foundation)) != nil }.us)
+            newDecode = min(newDecode, perCallMicros { (try? params.decode(P.self, through: .direct)) != nil }.us)
+        }
+        print("params_decode_only \(name) n=\(n) foundation_us=\(fmt(oldDecode, 2)) direct_us=\(fmt(newDecode, 2)) ratio=\(fmt(oldDecode / newDecode, 1))x")
+    }
+    measure("face.verify", FaceVerifyParams.self,
+            #"{"user":"ana","camera":"c0","mode":"liveness","liveness_mode":"passive","matching_threshold":48.5,"quality_threshold":48,"timeout_ms":30000,"preview":{"fps":10,"width":640}}"#)
+    measure("auth.authenticate", AuthenticateParams.self,
+            #"{"user":"ana","factors":["face","finger","pin"],"pin":"482915","camera":"c0","timeout_ms":30000,"require_arrival":true}"#)
+    measure("finger.capture", FingerCaptureRequest.self,
+            #"{"mode":"fingers","hand":"left","amputated":["ring"],"liveness":"very_low","image_format":"jpeg","quality_threshold":40}"#)
+    measure("user", UserParams.self, #"{"user":"ana"}"#)
+    // A refused body: a fraction for an integer (the error path finds the field by re-decoding).
+    measure("face.verify_refused", FaceVerifyParams.self, #"{"user":"ana","mode":"image","quality_threshold":2.5,"timeout_ms":30000}"#)
+    if only == "params" { exit(0) }
+}
+
+// MARK: 1. Start to READY
 let runs = wanted("start") ? (quick ? 3 : 10) : 0
 var readyTimes: [Double] = []
 var spawnTimes: [Double] = []
