@@ -91,7 +91,12 @@ let package = Package(
         ),
 
         // MARK: Libraries, one per layer
-        .target(name: "BiometricProtocol", path: "Sources/Protocol"),
+        // The words the biometric domain and the wire share (feedback codes, liveness modes and
+        // verdicts, hands and digits, match candidates) and their wire coding: no dependencies, so
+        // the domain can speak them without depending on the wire contract.
+        .target(name: "BiometricVocabulary", path: "Sources/Vocabulary"),
+        // The JSON-RPC wire contract (re-exports BiometricVocabulary).
+        .target(name: "BiometricProtocol", dependencies: ["BiometricVocabulary"], path: "Sources/Protocol"),
         // What every layer shares: frames and pixel buffers, image decoding and encoding, the
         // analysis pool, and the FAR-score calibration of both modalities.
         .target(name: "BiometricCore", dependencies: ["CImaging"], path: "Sources/Core"),
