@@ -112,12 +112,12 @@ let package = Package(
         ),
         .target(
             name: "BiometricFace",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CFaceVision", "COpenBLAS", "CSearch"],
+            dependencies: ["BiometricCore", "BiometricVocabulary", "CFaceVision", "COpenBLAS", "CSearch"],
             path: "Sources/Face"
         ),
         .target(
             name: "BiometricFinger",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CFingerVision", "CImaging", "COpenBLAS"],
+            dependencies: ["BiometricCore", "BiometricVocabulary", "CFingerVision", "CImaging", "COpenBLAS"],
             path: "Sources/Finger"
         ),
         .target(
@@ -172,7 +172,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "biometricd-face-bench",
-            dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFaceVision", "CImaging", "COpenBLAS"],
+            dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricDaemon", "BiometricCamera", "CFaceVision", "CImaging",
+                           "COpenBLAS"],
             path: "Sources/face-bench"
         ),
         .executableTarget(
