@@ -92,8 +92,8 @@ let package = Package(
 
         // MARK: Libraries, one per layer
         // The words the biometric domain and the wire share (feedback codes, liveness modes and
-        // verdicts, hands and digits, match candidates) and their wire coding: no dependencies, so
-        // the domain can speak them without depending on the wire contract.
+        // verdicts, hands and digits, factors, match candidates) and their wire coding: no
+        // dependencies, so Face, Finger and Auth speak them without depending on the wire contract.
         .target(name: "BiometricVocabulary", path: "Sources/Vocabulary"),
         // The JSON-RPC wire contract (re-exports BiometricVocabulary).
         .target(name: "BiometricProtocol", dependencies: ["BiometricVocabulary"], path: "Sources/Protocol"),
@@ -102,7 +102,7 @@ let package = Package(
         .target(name: "BiometricCore", dependencies: ["CImaging"], path: "Sources/Core"),
         .target(
             name: "BiometricAuth",
-            dependencies: ["CArgon2", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["BiometricVocabulary", "CArgon2", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Auth"
         ),
         .target(

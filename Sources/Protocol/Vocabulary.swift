@@ -1,6 +1,6 @@
 /// The wire's own closed vocabularies (SPEC §4: choices only the params know) and the numeric
 /// parameters' ranges and defaults, each declared once. The words the biometric domain shares
-/// with the wire (feedback codes, liveness modes and verdicts, hands and digits, match
+/// with the wire (feedback codes, liveness modes and verdicts, hands and digits, factors, match
 /// candidates, the `WireEnum` coding) are in BiometricVocabulary, re-exported here so that a
 /// client of the contract sees one module: their raw values and coding are the wire's.
 @_exported import BiometricVocabulary
@@ -56,9 +56,4 @@ public enum TemplateFormat: String, WireEnum {
     case biometricd
     case iso19794_2
     public static let `default` = Self.biometricd
-}
-
-/// auth.policy.set `mode`: a preset list of factors.
-public enum PolicyMode: String, WireEnum {
-    case none, biometric, password
 }
