@@ -33,13 +33,18 @@ public enum Digit: String, WireEnum, Comparable {
 }
 
 /// How hard to look for a fake finger (finger.capture `liveness`). Each level adds checks to the
-/// one below; see Docs/finger-camera.md for what each catches and what it cannot.
-public enum LivenessLevel: String, WireEnum {
+/// one below; see Docs/finger-camera.md for what each catches and what it cannot. Ordered by
+/// strictness (the caller floors compare levels, Auth's CallerLimits).
+public enum LivenessLevel: String, WireEnum, Comparable {
     case none
     case veryLow = "very_low"
     case low
     case medium
     public static let `default` = Self.low
+
+    public static func < (a: Self, b: Self) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
 }
 
 /// A finger result's `liveness`.
