@@ -250,6 +250,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "TestRequirements", "BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "BiometricFIDO", "CImaging",
+                "BiometricCore", "BiometricFace", "BiometricFinger",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Tests/DaemonTests"
