@@ -91,13 +91,18 @@ let package = Package(
         ),
 
         // MARK: Libraries, one per layer
-        .target(name: "BiometricProtocol", path: "Sources/Protocol"),
+        // The words the biometric domain and the wire share (feedback codes, liveness modes and
+        // verdicts, hands and digits, factors, match candidates) and their wire coding: no
+        // dependencies, so Face, Finger and Auth speak them without depending on the wire contract.
+        .target(name: "BiometricVocabulary", path: "Sources/Vocabulary"),
+        // The JSON-RPC wire contract (re-exports BiometricVocabulary).
+        .target(name: "BiometricProtocol", dependencies: ["BiometricVocabulary"], path: "Sources/Protocol"),
         // What every layer shares: frames and pixel buffers, image decoding and encoding, the
         // analysis pool, and the FAR-score calibration of both modalities.
         .target(name: "BiometricCore", dependencies: ["CImaging"], path: "Sources/Core"),
         .target(
             name: "BiometricAuth",
-            dependencies: ["CArgon2", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["BiometricVocabulary", "CArgon2", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/Auth"
         ),
         .target(
@@ -107,12 +112,12 @@ let package = Package(
         ),
         .target(
             name: "BiometricFace",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CFaceVision", "COpenBLAS", "CSearch"],
+            dependencies: ["BiometricCore", "BiometricVocabulary", "CFaceVision", "COpenBLAS", "CSearch"],
             path: "Sources/Face"
         ),
         .target(
             name: "BiometricFinger",
-            dependencies: ["BiometricCore", "BiometricProtocol", "CFingerVision", "CImaging", "COpenBLAS"],
+            dependencies: ["BiometricCore", "BiometricVocabulary", "CFingerVision", "CImaging", "COpenBLAS"],
             path: "Sources/Finger"
         ),
         .target(
@@ -167,7 +172,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "biometricd-face-bench",
-            dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricCamera", "CFaceVision", "CImaging", "COpenBLAS"],
+            dependencies: ["BiometricFace", "BiometricCore", "BiometricProtocol", "BiometricDaemon", "BiometricCamera", "CFaceVision", "CImaging",
+                           "COpenBLAS"],
             path: "Sources/face-bench"
         ),
         .executableTarget(
@@ -244,6 +250,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "TestRequirements", "BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "BiometricFIDO", "CImaging",
+                "BiometricCore", "BiometricFace", "BiometricFinger",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Tests/DaemonTests"

@@ -1,3 +1,5 @@
+import BiometricVocabulary
+
 /// What a caller may ask of a biometric decision (SPEC §4: "a caller who is not an admin may make
 /// any threshold, liveness or quality setting stricter, never looser"; issues 20 and 33).
 ///
@@ -26,10 +28,10 @@ public struct CallerLimits: Sendable, Equatable {
     /// name another mode only when it runs every one of these checks too.
     public var faceLiveness: LivenessChecks
     /// The finger liveness level floor (`low`).
-    public var fingerLiveness: FingerLivenessLevel
+    public var fingerLiveness: LivenessLevel
 
     public init(faceThreshold: Double = 48, fingerThreshold: Double = 48, faceQuality: Int = 48, fingerQuality: Int = 40,
-                faceLivenessThreshold: Int = 50, faceLiveness: LivenessChecks = .passive, fingerLiveness: FingerLivenessLevel = .low) {
+                faceLivenessThreshold: Int = 50, faceLiveness: LivenessChecks = .passive, fingerLiveness: LivenessLevel = .low) {
         self.faceThreshold = faceThreshold
         self.fingerThreshold = fingerThreshold
         self.faceQuality = faceQuality
@@ -140,18 +142,6 @@ public struct LivenessChecks: OptionSet, Sendable, Hashable, CustomStringConvert
     }
 }
 
-/// Finger liveness levels in order of strictness (SPEC §4 finger.capture `liveness`).
-public enum FingerLivenessLevel: String, Sendable, Comparable, CaseIterable {
-    case none
-    case veryLow = "very_low"
-    case low
-    case medium
-
-    public static func < (a: Self, b: Self) -> Bool {
-        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
-    }
-}
-
 /// A knob of a biometric capture that has a floor.
 public enum Knob: String, Sendable, Equatable, CaseIterable {
     case matchingThreshold = "matching_threshold"
@@ -176,10 +166,10 @@ public struct CaptureAsk: Sendable, Equatable {
     /// Face: the liveness threshold asked.
     public var livenessThreshold: Int?
     /// Finger: the liveness level asked.
-    public var fingerLiveness: FingerLivenessLevel?
+    public var fingerLiveness: LivenessLevel?
 
     public init(modality: CallerLimits.Modality, matchingThreshold: Double? = nil, qualityThreshold: Int? = nil,
-                faceLiveness: LivenessChecks? = nil, livenessThreshold: Int? = nil, fingerLiveness: FingerLivenessLevel? = nil) {
+                faceLiveness: LivenessChecks? = nil, livenessThreshold: Int? = nil, fingerLiveness: LivenessLevel? = nil) {
         self.modality = modality
         self.matchingThreshold = matchingThreshold
         self.qualityThreshold = qualityThreshold

@@ -1,3 +1,5 @@
+import BiometricVocabulary
+
 /// The multi-factor runner (Acceptto's manager, KOBIL's modes): tries a user's factors in order
 /// until one passes. A factor the user has not enrolled is skipped, a failed one falls through to
 /// the next; a negative outcome is a result. A value with no daemon in it: the factors themselves

@@ -1,19 +1,6 @@
-/// An authentication factor of a user's policy.
-public enum Factor: String, Sendable, CaseIterable, Codable {
-    case face
-    case finger
-    case pin
-
-    public var friendlyName: String {
-        switch self {
-        case .face: "Face"
-        case .finger: "Fingerprint"
-        case .pin: "PIN"
-        }
-    }
-
-    public var isBiometric: Bool { self != .pin }
-}
+// The factors and the policy presets are shared words (BiometricVocabulary); a user of this module's
+// API (policies, runs, evidence) sees them through it.
+@_exported import BiometricVocabulary
 
 /// Which factors a user authenticates with, in the order they are offered (the Acceptto
 /// manager's order), and whether biometrics must prove liveness.
@@ -28,21 +15,8 @@ public struct AuthPolicy: Sendable, Equatable {
 
     public static let defaultFactors: [Factor] = [.face, .finger, .pin]
 
-    /// KOBIL's authentication modes as named factor lists.
-    public enum Mode: String, Sendable, CaseIterable {
-        /// No factor: keys sign without user verification; auth.authenticate never succeeds.
-        case none
-        case biometric
-        case password
-
-        public var factors: [Factor] {
-            switch self {
-            case .none: []
-            case .biometric: [.face, .finger]
-            case .password: [.pin]
-            }
-        }
-    }
+    /// KOBIL's authentication modes as named factor lists: the wire's auth.policy.set `mode`.
+    public typealias Mode = PolicyMode
 
     /// The preset these factors are, or nil for another list ("custom").
     public var mode: Mode? { Mode.allCases.first { $0.factors == factors } }
@@ -52,5 +26,17 @@ public struct AuthPolicy: Sendable, Equatable {
     public func plan(override: [Factor]?) -> (run: [Factor], notInPolicy: [Factor]) {
         guard let override else { return (factors, []) }
         return (override.filter(factors.contains), override.filter { !factors.contains($0) })
+    }
+}
+
+extension PolicyMode {
+    /// The factors of the preset. none: no factor (keys sign without user verification;
+    /// auth.authenticate never succeeds).
+    public var factors: [Factor] {
+        switch self {
+        case .none: []
+        case .biometric: [.face, .finger]
+        case .password: [.pin]
+        }
     }
 }

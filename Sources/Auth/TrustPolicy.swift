@@ -1,3 +1,5 @@
+import BiometricVocabulary
+
 /// What a method's success may grant, declared at its registration beside its access rule
 /// (issue 33, item 1): a handler reports what its run showed (`Evidence`); `TrustPolicy` alone
 /// decides what that is worth.

@@ -1,3 +1,5 @@
+import BiometricVocabulary
+
 /// Challenge-response liveness: after keep-still the person is asked for a short random sequence
 /// of head moves, each to be done within a time limit and measured from the head pose. A
 /// recorded video cannot know the sequence (drawn with the system CSPRNG per session), so a
@@ -109,5 +111,17 @@ public struct ChallengeLiveness: Sendable {
             state = .failed("asked \(action.rawValue), the head moved the other way")
         }
         return state
+    }
+}
+
+extension LivenessAction {
+    /// The action that asks for a challenge move.
+    public init(_ move: ChallengeLiveness.Action) {
+        switch move {
+        case .turnLeft: self = .turnLeft
+        case .turnRight: self = .turnRight
+        case .lookUp: self = .lookUp
+        case .nod: self = .nod
+        }
     }
 }

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 import Foundation
 
 /// Which face a session uses when the detector finds several (someone behind the user at a desk,

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// Turns raw measures of a face into a 0–100 quality and the feedback hints of SPEC §5.
 ///

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// Liveness by keep-still then blink (Ezio FaceID): the face must hold steady for a time, then
 /// the eyes must close and re-open. A printed photo or a still screen never blinks.

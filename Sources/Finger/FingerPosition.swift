@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// One finger of one hand: what a template is of. Raw values are the protocol's names
 /// (`right_index`, ...).

@@ -1,3 +1,4 @@
+import BiometricVocabulary
 import Foundation
 
 extension Method {
@@ -89,15 +90,19 @@ public struct OKResult: Codable, Sendable {
     public init(ok: Bool) { self.ok = ok }
 }
 
-/// The factor names of a policy (SPEC §4).
+/// The `factors` of auth.policy.set / auth.authenticate as they travel: wire names of `Factor`
+/// (its raw values are the names; there is no second list).
 public enum FactorName {
-    public static let all = ["face", "finger", "pin"]
+    public static let all = Factor.allCases.map(\.rawValue)
+
+    /// The factors named, once `check` passed (every name is a factor).
+    public static func factors(_ names: [String]) -> [Factor] { names.compactMap(Factor.init(rawValue:)) }
 
     public static func check(_ factors: [String]?, field: String) throws(RPCError) {
         guard let factors else { return }
         for (i, f) in factors.enumerated() {
-            guard all.contains(f) else {
-                throw .invalidParams(field: "\(field)[\(i)]", "unknown factor '\(f.prefix(20))'; factors are face, finger, pin")
+            guard Factor(rawValue: f) != nil else {
+                throw .invalidParams(field: "\(field)[\(i)]", "unknown factor '\(f.prefix(20))'; factors are \(all.joined(separator: ", "))")
             }
         }
         guard Set(factors).count == factors.count else {

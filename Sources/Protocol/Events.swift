@@ -1,3 +1,5 @@
+import BiometricVocabulary
+
 /// The events of SPEC §5 as types. The daemon sends them through `JSONWriter` from `fields` (the
 /// hot path: up to 15 a second per session, no Codable containers); clients decode them with
 /// Codable. `fields` writes every SPEC field, null included, so the wire stays the same shape.
@@ -201,29 +203,6 @@ public struct FingerFrameEvent: FrameProgressEvent, Equatable {
         }
         if let preview { f["preview"] = preview.json }
         return f
-    }
-}
-
-/// Limits on the 0–1 distance scale (see `DistanceScale`): `min` the closest distance at which the
-/// fingers can still be measured, `optimalMin`…`optimalMax` the capture range, `max` the farthest
-/// at which fingers are still tracked.
-public struct DistanceRange: Codable, Sendable, Equatable {
-    public var min: Double
-    public var optimalMin: Double
-    public var optimalMax: Double
-    public var max: Double
-
-    enum CodingKeys: String, CodingKey {
-        case min, max
-        case optimalMin = "optimal_min"
-        case optimalMax = "optimal_max"
-    }
-
-    public init(min: Double, optimalMin: Double, optimalMax: Double, max: Double) {
-        self.min = min
-        self.optimalMin = optimalMin
-        self.optimalMax = optimalMax
-        self.max = max
     }
 }
 

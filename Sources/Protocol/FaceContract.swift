@@ -1,3 +1,5 @@
+import BiometricVocabulary
+
 /// The face methods' contract (SPEC §4): params with their ranges and defaults, and results.
 
 extension Method {
@@ -282,15 +284,6 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
     }
 }
 
-public struct Candidate: Codable, Sendable, Equatable {
-    public var user: String
-    public var score: Double
-    public init(user: String, score: Double) {
-        self.user = user
-        self.score = score
-    }
-}
-
 public struct FaceIdentifyResult: Codable, Sendable {
     @NullWhenAbsent public var user: String?
     public var score: Double
@@ -484,17 +477,6 @@ public struct FaceExtractResult: Codable, Sendable {
         self.facesSeen = facesSeen
         self.subject = subject
     }
-}
-
-/// Which face of a still image a result is about (face.extract, face.match images, image-mode
-/// face.verify, enrolment from a replay of images).
-public enum FaceSubject: String, Codable, Sendable, CaseIterable {
-    /// The only face found.
-    case only
-    /// The largest face, clearly (1.5× the next one's visible area, not cut by the edge).
-    case dominant
-    /// Several faces of similar size: the one whose centre is nearest the image centre.
-    case nearestCentre = "nearest_centre"
 }
 
 /// An upright box in frame pixels: a face box, or a fingertip box before its rotation.

@@ -1,3 +1,5 @@
+import BiometricVocabulary
+
 /// The finger methods' contract (SPEC §4): params with their ranges and defaults, and results.
 
 extension Method {

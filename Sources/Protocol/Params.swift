@@ -1,3 +1,4 @@
+import BiometricVocabulary
 import Foundation
 
 /// The params of one method. Unknown fields are refused (a typo must not silently fall back to a

@@ -1,4 +1,5 @@
 import BiometricCore
+import BiometricDaemon
 import BiometricFace
 import BiometricProtocol
 import Foundation

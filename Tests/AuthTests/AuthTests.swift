@@ -102,6 +102,9 @@ final class PolicyTests: XCTestCase {
         XCTAssertEqual(AuthPolicy(factors: [.face, .finger]).mode, .biometric)
         XCTAssertEqual(AuthPolicy(factors: [.pin]).mode, .password)
         XCTAssertEqual(AuthPolicy(factors: []).mode, AuthPolicy.Mode.none)
+        // The presets are the wire's auth.policy.set modes (one type): each is recognised back.
+        XCTAssertEqual(AuthPolicy.Mode.allCases.map(\.rawValue), ["none", "biometric", "password"])
+        for mode in AuthPolicy.Mode.allCases { XCTAssertEqual(AuthPolicy(factors: mode.factors).mode, mode) }
         let policy = AuthPolicy(factors: [.face, .pin])
         let (run, missing) = policy.plan(override: [.finger, .pin, .face])
         XCTAssertEqual(run, [.pin, .face])

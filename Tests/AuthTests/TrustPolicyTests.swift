@@ -127,7 +127,7 @@ final class CaptureFloorTests: XCTestCase {
     }
 }
 
-private enum LivenessNone { static let level = FingerLivenessLevel.none }
+private enum LivenessNone { static let level = LivenessLevel.none }
 
 /// `refuse_virtual_cameras` with each method's camera requirement (issue 33, item 3).
 final class VirtualCameraRuleTests: XCTestCase {

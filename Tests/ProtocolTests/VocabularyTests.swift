@@ -44,6 +44,30 @@ final class VocabularyTests: XCTestCase {
         XCTAssertEqual(typed.message, "parameter 'mode' must be a string")
     }
 
+    /// `Factor` (the domain's) is the source of the wire's factor names: every factor has its
+    /// name, every name is a factor, in the same order, and a policy's names come back as the
+    /// factors they name.
+    func testEveryFactorMapsToItsWireNameAndBack() throws {
+        XCTAssertEqual(FactorName.all, ["face", "finger", "pin"], "the SPEC's names, in its order")
+        XCTAssertEqual(FactorName.all.count, Factor.allCases.count)
+        for factor in Factor.allCases {
+            XCTAssertTrue(FactorName.all.contains(factor.rawValue), "\(factor) has a wire name")
+            XCTAssertEqual(FactorName.factors([factor.rawValue]), [factor], "\(factor)'s name decodes to it")
+            XCTAssertNoThrow(try FactorName.check([factor.rawValue], field: "factors"))
+        }
+        for name in FactorName.all {
+            XCTAssertEqual(Factor(rawValue: name)?.rawValue, name, "'\(name)' is a factor")
+        }
+        XCTAssertEqual(FactorName.factors(FactorName.all), Factor.allCases)
+        let params = try PolicySetParams.decode(from: ["user": "ana", "factors": ["pin", "face"]])
+        XCTAssertEqual(params.factors.map(FactorName.factors), [.pin, .face])
+
+        let unknown = try XCTUnwrap(refusal(PolicySetParams.self, ["user": "ana", "factors": ["face", "iris"]]))
+        XCTAssertEqual(unknown.field, "factors[1]")
+        XCTAssertEqual(unknown.message, "unknown factor 'iris'; factors are face, finger, pin")
+        XCTAssertEqual(refusal(AuthenticateParams.self, ["user": "ana", "factors": ["pin", "pin"]])?.message, "each factor may appear once")
+    }
+
     func testKnownNamesDecodeToTheirCases() throws {
         let capture = try FingerCaptureRequest.decode(from: [
             "mode": "thumb", "hand": "left", "amputated": ["ring"], "liveness": "very_low", "image_format": "jpeg",

@@ -128,8 +128,8 @@ struct AuthMethods: MethodGroup {
     /// auth.policy.set
     func authPolicySet(_ context: CallContext, _ p: PolicySetParams) async throws -> PolicyResult {
         var next = try store.policies.get(user: p.user) ?? AuthPolicy()
-        if let mode = p.mode.flatMap({ AuthPolicy.Mode(rawValue: $0.rawValue) }) { next.factors = mode.factors }
-        if let factors = p.factors { next.factors = factors.compactMap(Factor.init(rawValue:)) }
+        if let mode = p.mode { next.factors = mode.factors }
+        if let factors = p.factors { next.factors = FactorName.factors(factors) }
         if let live = p.requireLiveness {
             if !live && next.requireLiveness && !context.peer.isAdmin {
                 throw RPCError.app(.permissionDenied, "only an administrator may turn off liveness checks",
@@ -161,7 +161,7 @@ struct AuthMethods: MethodGroup {
 
     /// auth.authenticate
     func authAuthenticate(_ context: CallContext, _ p: AuthenticateParams) async throws -> AuthenticateResult {
-        var factors = p.factors?.compactMap(Factor.init(rawValue:))
+        var factors = p.factors.map(FactorName.factors)
         if let stepUp = p.stepUp {
             // Completing an identification of this connection: bound to that call, its
             // candidates, and a factor other than the one that could not tell them apart.

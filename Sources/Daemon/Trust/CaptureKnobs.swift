@@ -15,17 +15,6 @@ extension LivenessMode {
     }
 }
 
-extension LivenessLevel {
-    var floorLevel: FingerLivenessLevel {
-        switch self {
-        case .none: .none
-        case .veryLow: .veryLow
-        case .low: .low
-        case .medium: .medium
-        }
-    }
-}
-
 extension FaceCaptureOptions {
     var captureAsk: CaptureAsk {
         let image = (mode ?? .default) == .image
@@ -45,7 +34,7 @@ extension FaceIdentifyParams: CaptureKnobs {
 extension FingerAuthParams: CaptureKnobs {
     var captureAsk: CaptureAsk {
         CaptureAsk(modality: .finger, matchingThreshold: threshold, qualityThreshold: capture.qualityThreshold,
-                   fingerLiveness: capture.liveness?.floorLevel)
+                   fingerLiveness: capture.liveness)
     }
 }
 

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// Settings of a verify or identify session (the caller applies SPEC defaults).
 public struct FaceAuthenticationSettings: Sendable {

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// face.enroll: a countdown with guidance, then `framesPerPose` good frames at each pose target
 /// (simple: front; full: front, left, right, up, down), fused into one template per pose.

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// face.identify: each judged frame's template ranked against the gallery; per user, the
 /// attempt's first frames are fused into one comparison (`FaceAttemptRule`: the mean of that

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// The liveness of one tracked face, frame by frame, in each `liveness_mode`: keep-still then the
 /// blink; with a challenge the head moves asked for; passive, the presentation-attack detector

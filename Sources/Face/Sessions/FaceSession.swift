@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// A face session (enrol, verify, identify) as a state machine: the runner analyses each frame
 /// and hands the observation over; the session answers what comes next. It reads no clock and
@@ -63,18 +63,6 @@ public struct FaceProgress: Sendable {
     public var needed = 0
     /// Events are rate-limited, but a change of this key (a new phase or step) always goes out.
     public var throttleKey: String
-
-    /// The SPEC §5 face.frame event.
-    public var event: FaceFrameEvent {
-        var e = observation.event
-        e.livenessAction = livenessAction
-        e.livenessScore = livenessScore
-        e.countdownS = countdown
-        e.extraction = extraction
-        e.framesCaptured = captured
-        e.framesNeeded = needed
-        return e
-    }
 }
 
 /// Why a face session failed, with what the person (or the caller) needs to know about it.

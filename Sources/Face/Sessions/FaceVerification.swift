@@ -1,5 +1,5 @@
 import BiometricCore
-import BiometricProtocol
+import BiometricVocabulary
 
 /// face.verify: one user's templates against the frames of one tracked, live face. Each judged
 /// frame is scored against the nearest reference (per comparison, `calibration`); the attempt

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// A fingertip (distal phalanx) box in frame pixels. `x`, `y`, `width`, `height` are the box before
 /// rotation (top-left corner and size, `height` along the finger); it is rotated by `angle` degrees
@@ -105,31 +105,5 @@ public struct FingerCaptureOptions: Sendable {
         case .single: [finger]
         case .fingers: [Digit.index, .middle, .ring, .little].filter { !amputated.contains($0) }
         }
-    }
-}
-
-extension FingerFrameAnalysis {
-    /// The SPEC §5 finger.frame event, with the session's counts.
-    public func event(captured: Int, needed: Int) -> FingerFrameEvent {
-        FingerFrameEvent(
-            fingers: fingers.map { f in
-                FingerFrameEvent.Finger(position: f.position.name, box: f.box.pixelRect, angle: f.box.wire.angle,
-                                        quality: f.level)
-            },
-            distance: distance.map { ($0 * 1000).rounded() / 1000 }, distanceRange: distanceRange, feedback: feedback,
-            framesCaptured: captured, framesNeeded: needed)
-    }
-}
-
-extension FingerBox {
-    /// The box before rotation, in whole pixels.
-    public var pixelRect: PixelRect {
-        PixelRect(x: Int(x.rounded()), y: Int(y.rounded()), width: Int(width.rounded()), height: Int(height.rounded()))
-    }
-
-    /// The box as results report it (finger.capture), its angle to a tenth of a degree.
-    public var wire: FingerBoxWire {
-        let r = pixelRect
-        return FingerBoxWire(x: r.x, y: r.y, width: r.width, height: r.height, angle: (angle * 10).rounded() / 10)
     }
 }

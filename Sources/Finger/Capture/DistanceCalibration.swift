@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 import CFingerVision
 import Foundation
 

@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// Accumulates liveness cues over the frames of one capture and decides at the end.
 ///

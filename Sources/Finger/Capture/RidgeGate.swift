@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// The quality gate that sees ridges: a fingertip becomes a print only when its ridges are
 /// resolved — measured in the frame (cvis_fingertip_measure), not assumed from the distance.

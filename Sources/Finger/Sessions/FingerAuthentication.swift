@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// finger.verify and finger.identify: keep capturing; each finger's print is extracted and
 /// matched whenever it improves, until a match (and, when asked for, a live verdict) or the

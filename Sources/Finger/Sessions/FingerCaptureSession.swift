@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// finger.capture: the best print of each expected finger; with liveness asked for, it waits
 /// (until the deadline) for a verdict.

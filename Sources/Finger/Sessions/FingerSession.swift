@@ -1,4 +1,4 @@
-import BiometricProtocol
+import BiometricVocabulary
 
 /// A finger session (capture, enrol, verify/identify) as a state machine: the runner analyses
 /// each frame with a `FingerCapture` and hands what it saw over; the session answers what comes

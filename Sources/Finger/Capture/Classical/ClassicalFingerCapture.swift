@@ -1,5 +1,5 @@
 import BiometricCore
-import BiometricProtocol
+import BiometricVocabulary
 import CFingerVision
 import Foundation
 
