@@ -32,11 +32,7 @@ public struct LockoutRecords: Sendable {
                 guard let uuid = try Store.uuid(db, name: name) else { throw .notFound("user '\(name)'") }
                 var state = try Self.lockout(db, name: name)
                 change(&state)
-                try db.query("""
-                    INSERT INTO lockout(user_uuid, failures, locked_until, requires_pin) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(user_uuid) DO UPDATE SET failures = excluded.failures, locked_until = excluded.locked_until,
-                        requires_pin = excluded.requires_pin
-                    """, [.text(uuid), .int(Int64(state.failures)), .double(state.lockedUntil), .int(state.requiresPIN ? 1 : 0)])
+                try Self.save(state, db, table: "lockout", key: ("user_uuid", uuid), flag: "requires_pin")
                 return state
             }
         }
@@ -74,11 +70,7 @@ public struct LockoutRecords: Sendable {
             try db.transaction { () throws(StoreError) -> LockoutState in
                 var state = try Self.cameraLockout(db, camera)
                 change(&state)
-                try db.query("""
-                    INSERT INTO camera_lockout(camera, failures, locked_until, requires_admin) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(camera) DO UPDATE SET failures = excluded.failures, locked_until = excluded.locked_until,
-                        requires_admin = excluded.requires_admin
-                    """, [.text(camera), .int(Int64(state.failures)), .double(state.lockedUntil), .int(state.requiresPIN ? 1 : 0)])
+                try Self.save(state, db, table: "camera_lockout", key: ("camera", camera), flag: "requires_admin")
                 return state
             }
         }
@@ -88,6 +80,17 @@ public struct LockoutRecords: Sendable {
         try store.connection.withLock { db throws(StoreError) in try db.query("DELETE FROM camera_lockout WHERE camera = ?", [.text(camera)]) }
     }
 
+    /// Writes `state` into the user's or the camera's row (`table` and its columns are this
+    /// file's constants, never input); `flag` is the column `requiresPIN` is kept in.
+    private static func save(_ state: LockoutState, _ db: SQLiteConnection, table: String, key: (column: String, value: String),
+                             flag: String) throws(StoreError)
+    {
+        try db.query("""
+            INSERT INTO \(table)(\(key.column), failures, locked_until, \(flag)) VALUES (?, ?, ?, ?)
+            ON CONFLICT(\(key.column)) DO UPDATE SET failures = excluded.failures, locked_until = excluded.locked_until,
+                \(flag) = excluded.\(flag)
+            """, [.text(key.value), .int(Int64(state.failures)), .double(state.lockedUntil), .int(state.requiresPIN ? 1 : 0)])
+    }
 }
 
 extension Store {

@@ -111,52 +111,44 @@ public struct TemplateRecords: Sendable {
     /// Templates of one user (or everyone's when `user` is nil), without payloads.
     public func list(user: String?, modality: Modality) throws(StoreError) -> [TemplateInfo] {
         try store.connection.withLock { db throws(StoreError) in
-            var result: [TemplateInfo] = []
-            var sql = """
-                SELECT t.id, u.name, t.modality, t.position, t.quality, t.created, t.meta
-                FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE t.modality = ?
-                """
-            var binds: [SQLiteConnection.Value] = [.text(modality.rawValue)]
-            if let user {
-                sql += " AND u.name = ?"
-                binds.append(.text(user))
-            }
-            try db.query(sql + " ORDER BY t.created, t.id", binds) { row in
-                result.append(TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "",
-                                           modality: Modality(rawValue: row.text(2) ?? "") ?? modality,
-                                           position: row.text(3), quality: row.double(4), created: row.text(5) ?? "",
-                                           meta: TemplateMeta(stored: row.text(6) ?? "{}")))
-            }
-            return result
+            try Self.rows(db, user: user, modality: modality, sealed: false).map(\.info)
         }
     }
 
     /// Opens the sealed payloads of one user's (or everyone's) templates.
     public func payloads(user: String?, modality: Modality) throws(StoreError) -> [(TemplateInfo, Data)] {
-        let rows: [(TemplateInfo, String, Data)] = try store.connection.withLock { db throws(StoreError) in
-            var result: [(TemplateInfo, String, Data)] = []
-            var sql = """
-                SELECT t.id, u.name, t.position, t.quality, t.created, t.meta, u.uuid, t.sealed
-                FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE t.modality = ?
-                """
-            var binds: [SQLiteConnection.Value] = [.text(modality.rawValue)]
-            if let user {
-                sql += " AND u.name = ?"
-                binds.append(.text(user))
-            }
-            try db.query(sql + " ORDER BY t.created, t.id", binds) { row in
-                let info = TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "", modality: modality,
-                                        position: row.text(2), quality: row.double(3), created: row.text(4) ?? "",
-                                        meta: TemplateMeta(stored: row.text(5) ?? "{}"))
-                result.append((info, row.text(6) ?? "", row.blob(7)))
-            }
-            return result
+        let rows = try store.connection.withLock { db throws(StoreError) in
+            try Self.rows(db, user: user, modality: modality, sealed: true)
         }
         var opened: [(TemplateInfo, Data)] = []
         for (info, uuid, sealed) in rows {
-            opened.append((info, try unseal(sealed, user: uuid, template: info.id)))
+            opened.append((info, try unseal(sealed ?? Data(), user: uuid, template: info.id)))
         }
         return opened
+    }
+
+    /// The templates of `modality`, one user's (or everyone's when `user` is nil), oldest first:
+    /// each with its user's uuid and, when `sealed`, its sealed payload (nil otherwise).
+    private static func rows(_ db: SQLiteConnection, user: String?, modality: Modality, sealed: Bool) throws(StoreError)
+        -> [(info: TemplateInfo, uuid: String, sealed: Data?)]
+    {
+        var result: [(info: TemplateInfo, uuid: String, sealed: Data?)] = []
+        var sql = """
+            SELECT t.id, u.name, t.position, t.quality, t.created, t.meta, u.uuid\(sealed ? ", t.sealed" : "")
+            FROM templates t JOIN users u ON u.uuid = t.user_uuid WHERE t.modality = ?
+            """
+        var binds: [SQLiteConnection.Value] = [.text(modality.rawValue)]
+        if let user {
+            sql += " AND u.name = ?"
+            binds.append(.text(user))
+        }
+        try db.query(sql + " ORDER BY t.created, t.id", binds) { row in
+            let info = TemplateInfo(id: row.text(0) ?? "", user: row.text(1) ?? "", modality: modality,
+                                    position: row.text(2), quality: row.double(3), created: row.text(4) ?? "",
+                                    meta: TemplateMeta(stored: row.text(5) ?? "{}"))
+            result.append((info, row.text(6) ?? "", sealed ? row.blob(7) : nil))
+        }
+        return result
     }
 
     // MARK: Bulk access for 1:N galleries
