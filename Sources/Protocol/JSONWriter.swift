@@ -1,9 +1,9 @@
 import Foundation
 
 /// Writes a `JSONValue` as the project's JSON: the same bytes as `JSONCoding.encoder` (sorted
-/// keys, slashes not escaped, one line), without Codable's generic containers. Used for what
-/// every call or frame sends: reply envelopes of hot methods and events (the differential test in
-/// ProtocolTests compares it with JSONEncoder).
+/// keys, slashes not escaped, one line), without Codable's generic containers. Every result and
+/// event goes out through it, built by `JSONValueEncoder` (the differential tests in
+/// ProtocolTests compare both with JSONEncoder).
 public enum JSONWriter {
     public static func write(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
@@ -71,10 +71,4 @@ public enum JSONWriter {
         }
         out.append(UInt8(ascii: "\""))
     }
-}
-
-/// A result that can give its JSON as a `JSONValue` without Codable (hot methods). Its
-/// `jsonValue` must equal what its Encodable conformance writes (tested).
-public protocol JSONValueConvertible {
-    var jsonValue: JSONValue { get }
 }
