@@ -303,23 +303,10 @@ extension JSONValueEncoder {
 // MARK: - Containers
 
 extension JSONValueEncoder {
-    /// JSONEncoder's coding key for an array element: "Index n", intValue n.
-    struct IndexKey: CodingKey {
-        let index: Int
-        init(_ index: Int) { self.index = index }
-        init?(stringValue: String) { nil }
-        init?(intValue: Int) { index = intValue }
-        var stringValue: String { "Index \(index)" }
-        var intValue: Int? { index }
-    }
-
-    struct SuperKey: CodingKey {
-        init() {}
-        init?(stringValue: String) { nil }
-        init?(intValue: Int) { nil }
-        var stringValue: String { "super" }
-        var intValue: Int? { nil }
-    }
+    /// JSONEncoder's coding keys for an array element ("Index n") and a super encoder ("super"):
+    /// the decoder's, which JSONDecoder spells the same.
+    typealias IndexKey = JSONValueDecoder.IndexKey
+    typealias SuperKey = JSONValueDecoder.SuperKey
 
     struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let encoder: Node
