@@ -27,8 +27,10 @@ import Foundation
 /// value is reused once that value is done.
 public enum JSONValueEncoder {
     public static func encode<T: Encodable>(_ value: T) throws -> JSONValue {
+        // The value is encoded into this node itself (its single-value container), not a child.
         let encoder = Node(parent: nil, key: nil)
-        guard let result = try encoder.wrap(value) else {
+        try encoder.encode(value)
+        guard let result = encoder.take() else {
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))
         }
         return result
@@ -49,10 +51,19 @@ extension JSONValueEncoder {
     /// A keyed container's members. Containers are values that the `Encodable` may keep and write
     /// to later (nested containers, super encoders), so they share this reference; a nested
     /// container or super encoder is kept as its own `Node` and read when the parent is done.
+    /// The hot stored properties here and in `Node` skip the runtime's exclusivity checks (they
+    /// showed in the profile of daemon.status): one encoding runs on one thread and no access to
+    /// them overlaps another (each is a single get or set).
     final class ObjectRef {
-        var members: [String: JSONValue]
-        var nested: [String: Node] = [:]
-        init(_ members: [String: JSONValue] = [:]) { self.members = members }
+        @exclusivity(unchecked) var members: [String: JSONValue]
+        @exclusivity(unchecked) var nested: [String: Node] = [:]
+        init(_ members: [String: JSONValue]) { self.members = members }
+        /// Sized for the objects the daemon sends (daemon.status has 12 members), so that filling
+        /// one seldom rehashes.
+        init() {
+            members = [:]
+            members.reserveCapacity(12)
+        }
 
         func set(_ value: JSONValue, _ key: String) {
             members[key] = value
@@ -73,7 +84,7 @@ extension JSONValueEncoder {
     }
 
     final class ArrayRef {
-        var elements: [JSONValue]
+        @exclusivity(unchecked) var elements: [JSONValue]
         /// Nested containers and super encoders by position; their slot holds null until then.
         var nested: [(index: Int, node: Node)] = []
         init(_ elements: [JSONValue] = []) { self.elements = elements }
@@ -91,14 +102,14 @@ extension JSONValueEncoder {
     final class Node: Encoder, SingleValueEncodingContainer {
         /// The encoder this one's value goes into: held while a nested value is encoded (and let
         /// go when this encoder becomes the parent's spare, so that no cycle is left).
-        private var parent: Node?
+        @exclusivity(unchecked) private var parent: Node?
         /// The same for a nested container or super encoder, which its parent's storage holds:
         /// weak, so that they do not hold each other.
         private weak var deferredParent: Node?
-        var key: (any CodingKey)?
-        var storage: Storage = .empty
+        @exclusivity(unchecked) var key: (any CodingKey)?
+        @exclusivity(unchecked) var storage: Storage = .empty
         /// A finished child encoder, reused for the next nested value (JSONEncoder does the same).
-        private var spare: Node?
+        @exclusivity(unchecked) private var spare: Node?
 
         init(parent: Node?, key: (any CodingKey)?, deferred: Bool = false) {
             if deferred { deferredParent = parent } else { self.parent = parent }

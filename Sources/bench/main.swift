@@ -262,15 +262,6 @@ if wanted("params") {
         }
         print("params_decode_only \(name) n=\(n) foundation_us=\(fmt(oldDecode, 2)) direct_us=\(fmt(newDecode, 2)) ratio=\(fmt(oldDecode / newDecode, 1))x")
     }
-    measure("face.verify", FaceVerifyParams.self,
-            #"{"user":"ana","camera":"c0","mode":"liveness","liveness_mode":"passive","matching_threshold":48.5,"quality_threshold":48,"timeout_ms":30000,"preview":{"fps":10,"width":640}}"#)
-    measure("auth.authenticate", AuthenticateParams.self,
-            #"{"user":"ana","factors":["face","finger","pin"],"pin":"482915","camera":"c0","timeout_ms":30000,"require_arrival":true}"#)
-    measure("finger.capture", FingerCaptureRequest.self,
-            #"{"mode":"fingers","hand":"left","amputated":["ring"],"liveness":"very_low","image_format":"jpeg","quality_threshold":40}"#)
-    measure("user", UserParams.self, #"{"user":"ana"}"#)
-    // A refused body: a fraction for an integer (the error path finds the field by re-decoding).
-    measure("face.verify_refused", FaceVerifyParams.self, #"{"user":"ana","mode":"image","quality_threshold":2.5,"timeout_ms":30000}"#)
     // The other direction: a result and an event written on the one path (Encodable →
     // JSONValueEncoder → JSONWriter) against JSONEncoder's bytes of the same value.
     func measureWrite(_ name: String, _ value: some Encodable) {
@@ -292,6 +283,15 @@ if wanted("params") {
                                framesCaptured: 1, framesNeeded: 4)
     frame.frame = FrameSize(width: 640, height: 480)
     measureWrite("face.frame", Event(request: .int(7), frame))
+    measure("face.verify", FaceVerifyParams.self,
+            #"{"user":"ana","camera":"c0","mode":"liveness","liveness_mode":"passive","matching_threshold":48.5,"quality_threshold":48,"timeout_ms":30000,"preview":{"fps":10,"width":640}}"#)
+    measure("auth.authenticate", AuthenticateParams.self,
+            #"{"user":"ana","factors":["face","finger","pin"],"pin":"482915","camera":"c0","timeout_ms":30000,"require_arrival":true}"#)
+    measure("finger.capture", FingerCaptureRequest.self,
+            #"{"mode":"fingers","hand":"left","amputated":["ring"],"liveness":"very_low","image_format":"jpeg","quality_threshold":40}"#)
+    measure("user", UserParams.self, #"{"user":"ana"}"#)
+    // A refused body: a fraction for an integer (the error path finds the field by re-decoding).
+    measure("face.verify_refused", FaceVerifyParams.self, #"{"user":"ana","mode":"image","quality_threshold":2.5,"timeout_ms":30000}"#)
     if only == "params" { exit(0) }
 }
 
