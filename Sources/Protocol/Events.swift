@@ -1,18 +1,39 @@
 import BiometricVocabulary
 
-/// The events of SPEC §5 as types. The daemon sends them through `JSONWriter` from `fields` (the
-/// hot path: up to 15 a second per session, no Codable containers); clients decode them with
-/// Codable. `fields` writes every SPEC field, null included, so the wire stays the same shape.
+/// The events of SPEC §5 as types. The daemon sends them through their Codable conformance
+/// (`JSONValueEncoder`, then `JSONWriter`: the same path as results), clients decode them with
+/// Codable. Every SPEC field is on the wire, null included: a field that is null rather than
+/// absent when it has no value is `@Nullable`, so that each wire name is spelled once (CodingKeys).
 public protocol EventPayload: Codable, Sendable {
     /// `face.frame`, `finger.frame`, ...
     var eventType: String { get }
-    /// The event's members, without `request` and `type` (the envelope adds them).
-    var fields: [String: JSONValue] { get }
 }
 
-extension EventPayload {
+/// A field that is always on the wire: nil is written as null (a plain Optional is left out by
+/// synthesized Codable), and read back from null or from an absent key (an older daemon's line).
+@propertyWrapper
+public struct Nullable<Value: Codable & Sendable>: Codable, Sendable {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        wrappedValue = c.decodeNil() ? nil : try c.decode(Value.self)
+    }
+
     public func encode(to encoder: any Encoder) throws {
-        try JSONValue.object(fields).encode(to: encoder)
+        var c = encoder.singleValueContainer()
+        if let wrappedValue { try c.encode(wrappedValue) } else { try c.encodeNil() }
+    }
+}
+
+extension Nullable: Equatable where Value: Equatable {}
+
+extension KeyedDecodingContainer {
+    /// What synthesized `init(from:)` calls for a `@Nullable` field: an absent key is nil too.
+    public func decode<V>(_ type: Nullable<V>.Type, forKey key: Key) throws -> Nullable<V> {
+        Nullable(wrappedValue: try decodeIfPresent(V.self, forKey: key))
     }
 }
 
@@ -48,20 +69,20 @@ public enum EventKind: String, CaseIterable, Sendable {
 /// face.frame: what one frame showed, and what the person is asked to do.
 public struct FaceFrameEvent: FrameProgressEvent, Equatable {
     public var eventType: String { "face.frame" }
-    public var box: PixelRect?
+    @Nullable public var box: PixelRect?
     /// Degrees, one decimal.
-    public var yaw: Double?
-    public var pitch: Double?
-    public var roll: Double?
+    @Nullable public var yaw: Double?
+    @Nullable public var pitch: Double?
+    @Nullable public var roll: Double?
     public var quality: Int
-    public var brightness: Double?
-    public var sharpness: Double?
+    @Nullable public var brightness: Double?
+    @Nullable public var sharpness: Double?
     public var feedback: [Feedback]
-    public var livenessAction: LivenessAction?
+    @Nullable public var livenessAction: LivenessAction?
     public var livenessScore: Int
     /// Enrolment's countdown before capture starts.
-    public var countdownS: Int?
-    public var extraction: Extraction?
+    @Nullable public var countdownS: Int?
+    @Nullable public var extraction: Extraction?
     public var framesCaptured: Int
     public var framesNeeded: Int
     /// Present only when more than one face is in view.
@@ -104,29 +125,6 @@ public struct FaceFrameEvent: FrameProgressEvent, Equatable {
         self.framesNeeded = framesNeeded
         self.faces = faces
     }
-
-    public var fields: [String: JSONValue] {
-        var f: [String: JSONValue] = [
-            "box": box.map(\.json) ?? .null,
-            "yaw": .orNull(yaw), "pitch": .orNull(pitch), "roll": .orNull(roll),
-            "quality": .int(Int64(quality)),
-            "brightness": .orNull(brightness), "sharpness": .orNull(sharpness),
-            "feedback": .array(feedback.map { .string($0.rawValue) }),
-            "liveness_action": livenessAction.map { .string($0.rawValue) } ?? .null,
-            "liveness_score": .int(Int64(livenessScore)),
-            "countdown_s": countdownS.map { .int(Int64($0)) } ?? .null,
-            "extraction": extraction.map { .string($0.rawValue) } ?? .null,
-            "frames_captured": .int(Int64(framesCaptured)),
-            "frames_needed": .int(Int64(framesNeeded)),
-        ]
-        if let faces { f["faces"] = .int(Int64(faces)) }
-        if let frameWidth, let frameHeight {
-            f["frame_width"] = .int(Int64(frameWidth))
-            f["frame_height"] = .int(Int64(frameHeight))
-        }
-        if let preview { f["preview"] = preview.json }
-        return f
-    }
 }
 
 /// finger.frame: the fingertips found, the hand's distance and what to do about it.
@@ -151,7 +149,7 @@ public struct FingerFrameEvent: FrameProgressEvent, Equatable {
 
     public var fingers: [Finger]
     /// 0–1, null when no fingers were found.
-    public var distance: Double?
+    @Nullable public var distance: Double?
     public var distanceRange: DistanceRange
     /// One of no_fingers, too_close, too_far, optimal.
     public var feedback: Feedback
@@ -182,28 +180,6 @@ public struct FingerFrameEvent: FrameProgressEvent, Equatable {
         self.framesCaptured = framesCaptured
         self.framesNeeded = framesNeeded
     }
-
-    public var fields: [String: JSONValue] {
-        let r = distanceRange
-        var f: [String: JSONValue] = [
-            "fingers": .array(fingers.map { f in
-                .object(["position": .string(f.position), "box": f.box.json, "angle": .double(f.angle),
-                         "quality": .string(f.quality.rawValue)])
-            }),
-            "distance": .orNull(distance),
-            "distance_range": .object(["min": .double(r.min), "optimal_min": .double(r.optimalMin),
-                                       "optimal_max": .double(r.optimalMax), "max": .double(r.max)]),
-            "feedback": .string(feedback.rawValue),
-            "frames_captured": .int(Int64(framesCaptured)),
-            "frames_needed": .int(Int64(framesNeeded)),
-        ]
-        if let frameWidth, let frameHeight {
-            f["frame_width"] = .int(Int64(frameWidth))
-            f["frame_height"] = .int(Int64(frameHeight))
-        }
-        if let preview { f["preview"] = preview.json }
-        return f
-    }
 }
 
 /// auth.factor: auth.authenticate / key.sign start a factor (`index` of `of`, from 0).
@@ -221,10 +197,6 @@ public struct AuthFactorEvent: EventPayload, Equatable {
         self.name = name
         self.index = index
         self.of = of
-    }
-
-    public var fields: [String: JSONValue] {
-        ["factor": .string(factor), "name": .string(name), "index": .int(Int64(index)), "of": .int(Int64(of))]
     }
 }
 
@@ -258,18 +230,9 @@ public struct CameraChangeEvent: EventPayload, Equatable {
         camera = try c.decode(CameraInfo.self, forKey: .camera)
     }
 
-    public var fields: [String: JSONValue] {
-        // CameraInfo is plain values: encoding cannot fail.
-        ["camera": (try? JSONValue(encoding: camera)) ?? .null]
+    /// The camera only: `type` is the envelope's (`RPCCodec.event`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(camera, forKey: .camera)
     }
-}
-
-extension PixelRect {
-    var json: JSONValue {
-        .object(["x": .int(Int64(x)), "y": .int(Int64(y)), "width": .int(Int64(width)), "height": .int(Int64(height))])
-    }
-}
-
-extension JSONValue {
-    static func orNull(_ value: Double?) -> JSONValue { value.map { .double($0) } ?? .null }
 }

@@ -76,10 +76,11 @@ extension JSONValue: Codable {
 }
 
 extension JSONValue {
-    /// Converts any Encodable into a JSONValue (through its JSON encoding).
+    /// Converts any Encodable into a JSONValue: what JSONDecoder reads from JSONEncoder's bytes of
+    /// it (a whole Double as `.int`, a non-finite one as its string), built in one pass by
+    /// `JSONValueEncoder` without writing and parsing the bytes.
     public init<T: Encodable>(encoding value: T) throws {
-        let data = try JSONCoding.encoder.encode(value)
-        self = try JSONCoding.decoder.decode(JSONValue.self, from: data)
+        self = JSONValueDecoder.normalized(try JSONValueEncoder.encode(value))
     }
 
     /// Decodes this value as `T`, in one pass (`JSONValueDecoder`): it accepts and refuses

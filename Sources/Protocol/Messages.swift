@@ -150,45 +150,34 @@ public enum RPCCodec {
     }
 
     /// `{"id":…,"jsonrpc":"2.0","result":…}`: the same bytes as JSONEncoder gives for the whole
-    /// envelope with sorted keys (tested), assembled so that only the result goes through it.
+    /// envelope with sorted keys (tested). Every result takes one path: its Encodable
+    /// conformance → `JSONValueEncoder` → `JSONWriter`, written straight after the envelope's
+    /// head.
     public static func response<R: Encodable>(id: RequestID, result: R) throws -> Data {
-        let encoded: Data
-        if let fast = result as? any JSONValueConvertible {
-            encoded = Data(JSONWriter.write(fast.jsonValue))
-        } else {
-            encoded = try JSONCoding.encoder.encode(result)
-        }
-        var out = Data(capacity: encoded.count + 48)
+        let value = try JSONValueEncoder.encode(result)
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         out.append(contentsOf: #"{"id":"#.utf8)
-        switch id {
-        case .int(let i): out.append(contentsOf: String(i).utf8)
-        case .null: out.append(contentsOf: "null".utf8)
-        case .string: out.append(try JSONCoding.encoder.encode(id))
-        }
+        JSONWriter.write(id.json, into: &out)
         out.append(contentsOf: #","jsonrpc":"2.0","result":"#.utf8)
-        out.append(encoded)
+        JSONWriter.write(value, into: &out)
         out.append(contentsOf: "}\n".utf8)
-        return out
+        return Data(out)
     }
 
     public static func response(id: RequestID, error: RPCError) -> Data {
         // RPCError's fields are plain values: encoding cannot fail.
-        line((try? JSONCoding.encoder.encode(Failure(id: id, error: error))) ?? Data())
+        line((try? JSONValueEncoder.encode(Failure(id: id, error: error))) ?? .null)
     }
 
     /// A request (or, with `id` nil, a notification) from a client.
     public static func request<P: Encodable>(method: String, params: P?, id: RequestID?) throws -> Data {
-        line(try JSONCoding.encoder.encode(Call(method: method, params: params, id: id)))
+        line(try JSONValueEncoder.encode(Call(method: method, params: params, id: id)))
     }
 
     /// An `event` notification tied to the request `request` (SPEC §3, §5).
     public static func event(_ event: Event) throws -> Data {
-        var params = event.fields
-        params["request"] = event.request.json
-        params["type"] = .string(event.type)
-        var out = JSONWriter.write(.object(["jsonrpc": "2.0", "method": "event", "params": .object(params)]))
-        out.append(UInt8(ascii: "\n"))
-        return Data(out)
+        line(.object(["jsonrpc": "2.0", "method": "event", "params": try event.params()]))
     }
 
     /// Joins the replies of a batch into one array line (nothing when all were notifications).
@@ -203,10 +192,11 @@ public enum RPCCodec {
         return out
     }
 
-    private static func line(_ data: Data) -> Data {
-        var d = data
-        d.append(UInt8(ascii: "\n"))
-        return d
+    /// `value` as one line: JSONWriter's bytes and "\n".
+    private static func line(_ value: JSONValue) -> Data {
+        var out = JSONWriter.write(value)
+        out.append(UInt8(ascii: "\n"))
+        return Data(out)
     }
 }
 
@@ -214,22 +204,33 @@ public enum RPCCodec {
 public struct Event: Sendable, Encodable {
     public var request: RequestID
     public var type: String
-    public var fields: [String: JSONValue]
+    /// The event's members without `request` and `type`: a SPEC §5 payload type, or free-form
+    /// members (`init(request:type:fields:)`).
+    public var body: any Encodable & Sendable
 
     public init(request: RequestID, type: String, fields: [String: JSONValue]) {
         self.request = request
         self.type = type
-        self.fields = fields
+        body = fields
     }
 
     public init(request: RequestID, _ payload: some EventPayload) {
-        self.init(request: request, type: payload.eventType, fields: payload.fields)
+        self.request = request
+        type = payload.eventType
+        body = payload
     }
 
-    public func encode(to encoder: Encoder) throws {
-        var all = fields
-        all["request"] = request.json
-        all["type"] = .string(type)
-        try JSONValue.object(all).encode(to: encoder)
+    /// The `params` of the event's line: the body's members with `request` and `type`.
+    public func params() throws -> JSONValue {
+        guard case .object(var members) = try JSONValueEncoder.encode(body) else {
+            throw EncodingError.invalidValue(body, .init(codingPath: [], debugDescription: "an event's body must be a JSON object"))
+        }
+        members["request"] = request.json
+        members["type"] = .string(type)
+        return .object(members)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try params().encode(to: encoder)
     }
 }

@@ -77,7 +77,7 @@ public struct FramePreview: Codable, Sendable, Equatable {
     public var width: Int
     public var height: Int
     /// face.frame: the face box and the 68 landmarks; null / empty when no face.
-    public var box: PixelRect?
+    @Nullable public var box: PixelRect?
     public var landmarks: [PixelPoint]
     /// finger.frame: each fingertip's box, in the order of the event's `fingers`.
     public var fingers: [PixelRect]
@@ -106,20 +106,6 @@ public struct FramePreview: Codable, Sendable, Equatable {
         box = try c.decodeIfPresent(PixelRect.self, forKey: .box)
         landmarks = try c.decodeIfPresent([PixelPoint].self, forKey: .landmarks) ?? []
         fingers = try c.decodeIfPresent([PixelRect].self, forKey: .fingers) ?? []
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try json.encode(to: encoder)
-    }
-
-    var json: JSONValue {
-        .object([
-            "jpeg": .string(jpeg.base64EncodedString()),
-            "width": .int(Int64(width)), "height": .int(Int64(height)),
-            "box": box.map(\.json) ?? .null,
-            "landmarks": .array(landmarks.map { .object(["x": .int(Int64($0.x)), "y": .int(Int64($0.y))]) }),
-            "fingers": .array(fingers.map(\.json)),
-        ])
     }
 }
 

@@ -237,39 +237,3 @@ public enum Method {
     public static let userGet = "user.get"
     public static let userDelete = "user.delete"
 }
-
-// MARK: daemon.status without Codable (it is the hot call; the test compares both encodings)
-
-extension ModelStatus: JSONValueConvertible {
-    public var jsonValue: JSONValue {
-        .object(["loaded": .array(loaded.map { .string($0) }), "missing": .array(missing.map { .string($0) }),
-                 "corrupt": .array(corrupt.map { .string($0) }), "folders": .array(folders.map { .string($0) })])
-    }
-}
-
-extension GalleryStatus: JSONValueConvertible {
-    public var jsonValue: JSONValue {
-        .object(["state": .string(state), "templates": .int(Int64(templates)), "loaded": .int(Int64(loaded)),
-                 "total": .int(Int64(total)), "refreshing": .bool(refreshing)])
-    }
-}
-
-extension DaemonStatus: JSONValueConvertible {
-    public var jsonValue: JSONValue {
-        var o: [String: JSONValue] = [
-            "version": .string(version), "uptime_s": .double(uptimeS), "pid": .int(Int64(pid)),
-            "cameras": .array(cameras.map { .string($0) }), "models": models.jsonValue, "users": .int(Int64(users)),
-            "active_sessions": .int(Int64(activeSessions)), "clients": .int(Int64(clients)),
-            "socket_activated": .bool(socketActivated), "privileged": .bool(privileged),
-        ]
-        if let faceGallery { o["face_gallery"] = faceGallery.jsonValue }
-        if let store {
-            var s: [String: JSONValue] = ["state": .string(store.state)]
-            if let key = store.key { s["key"] = .string(key) }
-            if let protection = store.protection { s["protection"] = .string(protection) }
-            if let message = store.message { s["message"] = .string(message) }
-            o["store"] = .object(s)
-        }
-        return .object(o)
-    }
-}

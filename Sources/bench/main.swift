@@ -262,6 +262,27 @@ if wanted("params") {
         }
         print("params_decode_only \(name) n=\(n) foundation_us=\(fmt(oldDecode, 2)) direct_us=\(fmt(newDecode, 2)) ratio=\(fmt(oldDecode / newDecode, 1))x")
     }
+    // The other direction: a result and an event written on the one path (Encodable →
+    // JSONValueEncoder → JSONWriter) against JSONEncoder's bytes of the same value.
+    func measureWrite(_ name: String, _ value: some Encodable) {
+        var foundation = Double.infinity, direct = Double.infinity
+        for _ in 0..<2 {
+            foundation = min(foundation, perCallMicros { (try? JSONCoding.encoder.encode(value)) != nil }.us)
+            direct = min(direct, perCallMicros { (try? JSONValueEncoder.encode(value)).map { JSONWriter.write($0) } != nil }.us)
+        }
+        print("result_write \(name) n=\(n) jsonencoder_us=\(fmt(foundation, 2)) direct_us=\(fmt(direct, 2)) ratio=\(fmt(foundation / direct, 1))x")
+    }
+    let models = ModelStatus(loaded: ["dlib_face_recognition_resnet_model_v1.dat", "shape_predictor_68_face_landmarks.dat"], missing: [],
+                             corrupt: [], folders: ["/usr/share/biometricd/models"])
+    measureWrite("daemon.status", DaemonStatus(version: "0.1.0", uptimeS: 12.345, pid: 4242, cameras: ["replay0"], models: models, users: 7,
+                                               activeSessions: 1, clients: 64, socketActivated: false, privileged: true,
+                                               faceGallery: GalleryStatus(state: "ready", templates: 3, loaded: 3, total: 3, refreshing: false),
+                                               store: StoreStatus(state: "open", key: "credential", protection: "tpm2")))
+    var frame = FaceFrameEvent(box: PixelRect(x: 10, y: 20, width: 120, height: 130), yaw: 4.5, pitch: -2, roll: 0.1, quality: 71,
+                               brightness: 120, sharpness: 88, feedback: [.turnLeft], livenessAction: .nod, livenessScore: 60,
+                               framesCaptured: 1, framesNeeded: 4)
+    frame.frame = FrameSize(width: 640, height: 480)
+    measureWrite("face.frame", Event(request: .int(7), frame))
     measure("face.verify", FaceVerifyParams.self,
             #"{"user":"ana","camera":"c0","mode":"liveness","liveness_mode":"passive","matching_threshold":48.5,"quality_threshold":48,"timeout_ms":30000,"preview":{"fps":10,"width":640}}"#)
     measure("auth.authenticate", AuthenticateParams.self,

@@ -58,13 +58,13 @@ func runPreview() {
         // Off: the event as the pump sends it (frame size set), written to its wire bytes.
         var plain = observation.event
         plain.frame = FrameSize(width: w, height: h)
-        let off = ms { _ = JSONWriter.write(.object(plain.fields)) }
+        let off = ms { _ = try? RPCCodec.event(Event(request: .int(1), plain)) }
         for width in [160, 320, 640] {
             var bytes = 0
             let on = ms {
                 var e = plain
                 e.preview = try? observation.preview(of: f, width: width)
-                bytes = JSONWriter.write(.object(e.fields)).count
+                bytes = (try? RPCCodec.event(Event(request: .int(1), e)))?.count ?? 0
             }
             let encodeOnly = ms { _ = try? f.previewJPEG(width: previewSize(of: FrameSize(width: w, height: h), width: width).width,
                                                         height: previewSize(of: FrameSize(width: w, height: h), width: width).height) }

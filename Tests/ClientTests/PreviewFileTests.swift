@@ -35,15 +35,12 @@ final class PreviewFileTests: XCTestCase {
         renderer.previewFile = PreviewFile(path: dir + "/latest.jpg")
         var event = FaceFrameEvent(box: nil, yaw: nil, pitch: nil, roll: nil, quality: 0, brightness: nil, sharpness: nil, feedback: [.noFace])
         event.frame = FrameSize(width: 640, height: 480)
-        var fields = event.fields
-        fields["type"] = "face.frame"
-        renderer.render(.object(fields))
+        renderer.render(try Event(request: .int(1), event).params())
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/latest.jpg"), "no preview in the event: nothing written")
         event.preview = FramePreview(jpeg: Data([0xFF, 0xD8, 0xFF, 9]), width: 320, height: 240)
-        fields = event.fields
-        fields["type"] = "face.frame"
-        renderer.render(.object(fields))
+        let withPreview = try Event(request: .int(1), event).params()
+        renderer.render(withPreview)
         XCTAssertEqual(FileManager.default.contents(atPath: dir + "/latest.jpg"), Data([0xFF, 0xD8, 0xFF, 9]))
-        XCTAssertEqual(ProgressRenderer.describe(.object(fields)), "Look at the camera", "the preview adds no words")
+        XCTAssertEqual(ProgressRenderer.describe(withPreview), "Look at the camera", "the preview adds no words")
     }
 }

@@ -44,7 +44,6 @@ final class DispatchTests: XCTestCase {
     struct Started: EventPayload {
         var n = 1
         var eventType: String { "t.started" }
-        var fields: [String: JSONValue] { ["n": .int(Int64(n))] }
     }
 
     /// A table with an immediate method, an async one, one that runs until canceled (emitting an

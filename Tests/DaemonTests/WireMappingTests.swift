@@ -13,7 +13,7 @@ import XCTest
 /// present, null included.
 final class WireMappingTests: XCTestCase {
     private func bytes(_ event: some EventPayload) -> String {
-        String(decoding: JSONWriter.write(.object(event.fields)), as: UTF8.self)
+        String(decoding: (try? JSONValueEncoder.encode(event)).map { JSONWriter.write($0) } ?? [], as: UTF8.self)
     }
 
     private func face(count: Int = 2) -> FaceObservation {

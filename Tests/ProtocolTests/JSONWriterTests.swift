@@ -38,24 +38,6 @@ final class JSONWriterTests: XCTestCase {
         }
     }
 
-    func testDaemonStatusWithoutCodableIsTheSame() throws {
-        let models = ModelStatus(loaded: ["a.dat"], missing: ["b/c.dat"], corrupt: [], folders: ["/usr/share/x", "./models"])
-        let stores: [StoreStatus?] = [nil, StoreStatus(state: "open", key: "credential", protection: "tpm2"),
-                                      StoreStatus(state: "key_unsealable", message: "sealed on another TPM")]
-        let galleries: [GalleryStatus?] = [nil, GalleryStatus(state: "loading", templates: 3, loaded: 3, total: 10, refreshing: false)]
-        for (gallery, store) in galleries.flatMap({ g in stores.map { (g, $0) } }) {
-            let status = DaemonStatus(version: "0.1.0", uptimeS: 12.345, pid: 4242, cameras: ["replay0", "video2"], models: models,
-                                      users: 7, activeSessions: 1, clients: 64, socketActivated: false, privileged: true,
-                                      faceGallery: gallery, store: store)
-            XCTAssertEqual(JSONWriter.write(status.jsonValue), try encoder(status))
-            XCTAssertEqual(try RPCCodec.response(id: .int(3), result: status),
-                           Data(#"{"id":3,"jsonrpc":"2.0","result":"#.utf8) + (try JSONCoding.encoder.encode(status)) + Data("}\n".utf8))
-            if store?.protection != nil {
-                XCTAssertTrue(String(decoding: JSONWriter.write(status.jsonValue), as: UTF8.self).contains(#""protection":"tpm2""#))
-            }
-        }
-    }
-
     /// SPEC fields that are always present: nil is written as null, and read back from null or from
     /// an absent key (an older daemon's reply).
     func testAlwaysPresentOptionalsAreWrittenAsNull() throws {

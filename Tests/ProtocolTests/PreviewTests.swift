@@ -59,22 +59,20 @@ final class PreviewTests: XCTestCase {
     func testFrameEventsCarryTheFrameSizeAndThePreview() throws {
         var face = FaceFrameEvent(box: nil, yaw: nil, pitch: nil, roll: nil, quality: 0, brightness: nil, sharpness: nil, feedback: [.noFace])
         face.frame = FrameSize(width: 640, height: 480)
-        XCTAssertEqual(face.fields["frame_width"], 640)
-        XCTAssertEqual(face.fields["frame_height"], 480)
-        XCTAssertNil(face.fields["preview"])
+        XCTAssertEqual(try JSONValueEncoder.encode(face)["frame_width"], 640)
+        XCTAssertEqual(try JSONValueEncoder.encode(face)["frame_height"], 480)
+        XCTAssertNil(try JSONValueEncoder.encode(face)["preview"])
         let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3])
         face.preview = FramePreview(jpeg: jpeg, width: 320, height: 240, box: PixelRect(x: 1, y: 2, width: 3, height: 4),
                                     landmarks: [PixelPoint(x: 5, y: 6)])
-        XCTAssertEqual(face.fields["preview"]?["jpeg"], .string(jpeg.base64EncodedString()))
-        var wire = face.fields
-        wire["type"] = "face.frame"
-        XCTAssertEqual(try JSONValue.object(wire).decode(FaceFrameEvent.self), face)
+        XCTAssertEqual(try JSONValueEncoder.encode(face)["preview"]?["jpeg"], .string(jpeg.base64EncodedString()))
+        XCTAssertEqual(try Event(request: .int(1), face).params().decode(FaceFrameEvent.self), face)
 
         var finger = FingerFrameEvent(fingers: [], distance: nil, distanceRange: DistanceRange(min: 0, optimalMin: 0.4, optimalMax: 0.6, max: 1),
                                       feedback: .noFingers, framesCaptured: 0, framesNeeded: 0)
         finger.frame = FrameSize(width: 1280, height: 720)
         finger.preview = FramePreview(jpeg: jpeg, width: 320, height: 180, fingers: [PixelRect(x: 1, y: 1, width: 9, height: 20)])
-        XCTAssertEqual(try JSONValue.object(finger.fields).decode(FingerFrameEvent.self), finger)
+        XCTAssertEqual(try JSONValueEncoder.encode(finger).decode(FingerFrameEvent.self), finger)
         XCTAssertThrowsError(try JSONValue.object(["jpeg": "not base64!", "width": 1, "height": 1]).decode(FramePreview.self))
     }
 }
