@@ -32,6 +32,12 @@ public struct StartupError: Error, CustomStringConvertible {
 /// The daemon: its services (cameras, store, models, access policy) and its lifecycle
 /// (start, READY, watchdog, SIGTERM → cancel sessions, close cameras, flush the store).
 public final class Daemon: Sendable {
+    /// Blocks of this size or more are mapped on their own (glibc's M_MMAP_THRESHOLD, fixed): a
+    /// frame (640×480 RGB, 0.9 MB) stays on the heap; the learned finger extractor's activation
+    /// buffers (6–26 MB) are unmapped when freed. A finger-only daemon after 8 prints: 72–73 MiB in
+    /// 6 of 6 runs with it, 75–131 MiB without (Docs/benchmarks.md, issue 37).
+    static let mmapThreshold: Int32 = 4 << 20
+
     public let configuration: DaemonConfiguration
     let logger: Logger
     let cameras: CameraRegistry
@@ -92,6 +98,9 @@ public final class Daemon: Sendable {
         }
         models = ModelCatalog(folders: configuration.modelDirectories)
         FaceModels.useOneNativeThreadPerCall()
+        // Large transient buffers (network activations) are mapped and unmapped on their own, so
+        // they go back to the system when freed (csd_fix_mmap_threshold; Docs/benchmarks.md).
+        _ = csd_fix_mmap_threshold(Self.mmapThreshold)
         // One pool for all frame analysis: analysis_threads bounds face and finger together.
         let analysis = AnalysisPool(label: "biometricd.analysis", threads: configuration.analysisThreads)
         face = FaceService(catalog: models, pool: analysis, threads: configuration.analysisThreads, enabled: configuration.faceEnabled,
