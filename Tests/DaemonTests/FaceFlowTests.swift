@@ -495,8 +495,8 @@ final class FaceFlowTests: XCTestCase {
 
     // MARK: Challenge-response liveness
 
-    /// Frames `ranges` of a clip in ../shared/data/video as PNGs in a new folder (a replay camera).
-    func cut(_ clip: String, _ ranges: [ClosedRange<Int>], mirrored: Bool = false) throws -> String {
+    /// Frames `ranges` of a clip in ../shared/data/video as BMPs in a new folder (a replay camera).
+    func cut(_ clip: String, _ ranges: [ClosedRange<Int>]) throws -> String {
         let dir = try folder()
         var status = CVIS_OK
         let video = try XCTUnwrap(cvis_video_open(sharedData + "/video/\(clip)/video.mp4", &status))
@@ -511,16 +511,6 @@ final class FaceFlowTests: XCTestCase {
                 size = (Int(cvis_image_width(f)), Int(cvis_image_height(f)))
                 var bgr = [UInt8](repeating: 0, count: size.0 * size.1 * 3), grey = [UInt8](repeating: 0, count: size.0 * size.1)
                 _ = cvis_image_copy(f, &grey, &bgr)
-                if mirrored {
-                    let w = size.0
-                    bgr.withUnsafeMutableBufferPointer { p in
-                        for y in 0..<size.1 {
-                            for x in 0..<(w / 2) {
-                                for c in 0..<3 { p.swapAt((y * w + x) * 3 + c, (y * w + w - 1 - x) * 3 + c) }
-                            }
-                        }
-                    }
-                }
                 frames[index] = bgr
             }
             index += 1
@@ -528,11 +518,8 @@ final class FaceFlowTests: XCTestCase {
         var n = 0
         for range in ranges {
             for i in range {
-                var out: UnsafeMutablePointer<UInt8>?
-                var length = 0
-                XCTAssertEqual(cvis_encode_png(try XCTUnwrap(frames[i]), Int32(size.0), Int32(size.1), 3, &out, &length), CVIS_OK)
-                try Data(bytes: try XCTUnwrap(out), count: length).write(to: URL(fileURLWithPath: String(format: "%@/f%04d.png", dir, n)))
-                cvis_free(out)
+                let file = try XCTUnwrap(frames[i]).withUnsafeBufferPointer { bmpFile(bgr: $0, width: size.0, height: size.1) }
+                try file.write(to: URL(fileURLWithPath: String(format: "%@/f%04d.bmp", dir, n)))
                 n += 1
             }
         }
@@ -541,16 +528,15 @@ final class FaceFlowTests: XCTestCase {
 
     /// The daemon's test hook fixes the sequence (turn right, then nod). Frames 173-500 of the
     /// live clip keep still, turn right, bow and come back (`biometricd-face-bench poses
-    /// tran_live`): they pass. The same frames mirrored turn left instead, and are refused as soon
+    /// tran_live`): they pass. The same frames mirrored (`mirror=true`) turn left instead, and are refused as soon
     /// as the head turns the wrong way.
     func testChallengeWithAFixedSequence() throws {
         // A second of the still frame 200 first, and 15 fps, so that a slow (debug) daemon sees
         // every frame: keep-still is judged frame to frame.
-        let moves = Array(repeating: 200...200, count: 15) + [201...500]
+        let moves = try cut("tran_live", Array(repeating: 200...200, count: 15) + [201...500])
         let daemon = try DaemonProcess(
             cameras: ["replay:\(sharedData)/video/tran_live/video.mp4?fps=30&loop=true",
-                      "replay:\(try cut("tran_live", moves))?fps=15&loop=true",
-                      "replay:\(try cut("tran_live", moves, mirrored: true))?fps=15&loop=true"],
+                      "replay:\(moves)?fps=15&loop=true", "replay:\(moves)?fps=15&loop=true&mirror=true"],
             extraArguments: ["--models", Self.models, "--set", "test_challenge_sequence=turn_right,nod"],
             user: geteuid() == 0 ? "nobody" : nil)
         let client = try daemon.client()
@@ -592,7 +578,7 @@ final class FaceFlowTests: XCTestCase {
 
     // MARK: A replay with no border in view
 
-    /// Frames `range` of a clip cropped to `rect` (x, y, width, height), as PNGs in a new folder.
+    /// Frames `range` of a clip cropped to `rect` (x, y, width, height), as BMPs in a new folder.
     func cropped(_ clip: String, _ range: ClosedRange<Int>, to rect: (Int, Int, Int, Int)) throws -> String {
         let dir = try folder()
         var status = CVIS_OK
@@ -612,11 +598,8 @@ final class FaceFlowTests: XCTestCase {
             for y in 0..<ch {
                 crop.replaceSubrange(y * cw * 3..<(y + 1) * cw * 3, with: bgr[((y0 + y) * w + x0) * 3..<((y0 + y) * w + x0 + cw) * 3])
             }
-            var out: UnsafeMutablePointer<UInt8>?
-            var length = 0
-            XCTAssertEqual(cvis_encode_png(crop, Int32(cw), Int32(ch), 3, &out, &length), CVIS_OK)
-            try Data(bytes: try XCTUnwrap(out), count: length).write(to: URL(fileURLWithPath: String(format: "%@/f%04d.png", dir, index)))
-            cvis_free(out)
+            let file = crop.withUnsafeBufferPointer { bmpFile(bgr: $0, width: cw, height: ch) }
+            try file.write(to: URL(fileURLWithPath: String(format: "%@/f%04d.bmp", dir, index)))
         }
         return dir
     }
@@ -629,8 +612,8 @@ final class FaceFlowTests: XCTestCase {
         let client = try daemon.client()
         func faceRect(_ path: String, at index: Int) throws -> (Int, Int, Int, Int) {
             let frame = try cropped(path, index...index, to: (0, 0, 10_000, 10_000))
-            let png = try Data(contentsOf: URL(fileURLWithPath: String(format: "%@/f%04d.png", frame, index))).base64EncodedString()
-            let r: FaceExtractResult = try client.call(Method.faceExtract, FaceExtractParams(image: png))
+            let bmp = try Data(contentsOf: URL(fileURLWithPath: String(format: "%@/f%04d.bmp", frame, index))).base64EncodedString()
+            let r: FaceExtractResult = try client.call(Method.faceExtract, FaceExtractParams(image: bmp))
             let cx = r.box.x + r.box.width / 2, cy = r.box.y + r.box.height / 2, side = Int(Double(max(r.box.width, r.box.height)) * 1.25)
             return (cx - side / 2, cy - side / 2, side, side)
         }

@@ -40,7 +40,7 @@ final class FingerFlowTests: XCTestCase {
         let dir = "/tmp/bmd-scene-\(UUID().uuidString.prefix(8))"
         let result = try runProgram(productsDirectory + "/finger-scene",
                                     ["--out", dir, "--frames", "\(frames)", "--prints", prints.joined(separator: ","),
-                                     "--prints-dir", fvcImages] + extra)
+                                     "--prints-dir", fvcImages, "--format", "bmp"] + extra)
         XCTAssertEqual(result.status, 0, result.stderr)
         folders.append(dir)
         return "replay:\(dir)?fps=15&loop=true"

@@ -92,7 +92,7 @@ final class FingerInterchangeTests: XCTestCase {
     func testVerifyAgainstCallerReferencesCountsLikeAVerify() throws {
         let scene = "/tmp/bmd-scene-\(UUID().uuidString.prefix(8))"
         let rendered = try runProgram(productsDirectory + "/finger-scene",
-                                      ["--out", scene, "--frames", "32", "--prints", "101_3,102_3,103_3,104_3", "--prints-dir", fvcImages])
+                                      ["--out", scene, "--frames", "32", "--prints", "101_3,102_3,103_3,104_3", "--prints-dir", fvcImages, "--format", "bmp"])
         XCTAssertEqual(rendered.status, 0, rendered.stderr)
         folders.append(scene)
         let daemon = try fingerDaemon(cameras: ["replay:\(scene)?fps=15&loop=true"])

@@ -44,7 +44,7 @@ final class FingerLearnedTemplateTests: XCTestCase {
     func testVersion3AndOlderTemplatesEachKeepTheirRules() throws {
         let scene = "/tmp/bmd-scene-\(UUID().uuidString.prefix(8))"
         let rendered = try runProgram(productsDirectory + "/finger-scene",
-                                      ["--out", scene, "--frames", "24", "--prints", "101_3,102_3,103_3,104_3", "--prints-dir", fvcImages])
+                                      ["--out", scene, "--frames", "24", "--prints", "101_3,102_3,103_3,104_3", "--prints-dir", fvcImages, "--format", "bmp"])
         XCTAssertEqual(rendered.status, 0, rendered.stderr)
         folders.append(scene)
         let classicalDaemon = try DaemonProcess(cameras: [])

@@ -10,7 +10,7 @@ let usage = """
                         [--prints 101_1,102_1,103_1,104_1] [--prints-dir DIR] [--finger-width PX=190]
                         [--amputated index,middle,ring,little] [--attack paper|screen] [--empty]
                         [--blur SIGMA] [--rotation DEG] [--tip X,Y] [--size 1280x720] [--seed N=1]
-                        [--approach N (fingers: 16, thumb: 0)]
+                        [--approach N (fingers: 16, thumb: 0)] [--format png|bmp]
       --prints      FVC2002 DB2 names (finger_impression), index→little; thumb mode: one print.
                     Default: 101_1,102_1,103_1,104_1 (thumb: 105_1) from --prints-dir.
       --prints-dir  default ../shared/data/fingers/fvc2002_db2_b/images (relative to the working dir)
@@ -20,7 +20,9 @@ let usage = """
       --approach    the first N frames bring the hand from 60-px fingers (the whole hand in view) to
                     --finger-width, as a user does: the hand models must see the palm before the
                     fingers are close enough for prints (at 1280x720 the palm then is out of frame)
-    Writes DIR/frame_0000.png … (played in name order by a replay camera).
+      --format      png (default) or bmp: uncompressed, for tests, where a replay camera decoding
+                    a 1280x720 PNG per frame costs more than the finger pipeline it feeds
+    Writes DIR/frame_0000.png (or .bmp) … (played in name order by a replay camera).
     """
 
 func fail(_ message: String) -> Never {
@@ -50,7 +52,7 @@ if flags.contains("help") {
     exit(0)
 }
 let known: Set<String> = ["out", "frames", "hand", "mode", "prints", "prints-dir", "finger-width", "amputated", "attack",
-                          "blur", "rotation", "tip", "size", "seed", "approach"]
+                          "blur", "rotation", "tip", "size", "seed", "approach", "format"]
 if let unknown = options.keys.first(where: { !known.contains($0) }) { fail("unknown option --\(unknown)") }
 guard let outDir = options["out"] else { fail("--out is required") }
 
@@ -84,6 +86,8 @@ guard size.count == 2, (64...8192).contains(size[0]), (64...8192).contains(size[
 let tip = (options["tip"] ?? (thumbMode ? "0.5,0.12" : "0.5,0.1")).split(separator: ",").compactMap { Float($0) }
 guard tip.count == 2 else { fail("bad --tip") }
 guard let approach = Int(options["approach"] ?? (thumbMode ? "0" : "16")), approach >= 0 else { fail("bad --approach") }
+let format = options["format"] ?? "png"
+guard format == "png" || format == "bmp" else { fail("--format must be png or bmp") }
 var absent: UInt32 = 0
 for name in (options["amputated"] ?? "").split(separator: ",") {
     guard let bit = ["index": 1, "middle": 2, "ring": 3, "little": 4][String(name)] else { fail("bad --amputated \(name)") }
@@ -153,14 +157,34 @@ for frame in 0..<frames {
         return bgr.withUnsafeMutableBufferPointer { cvis_hand_render_scene(&params, $0.baseAddress) }
     }
     guard status == CVIS_OK else { fail("render failed: \(String(cString: cvis_last_error()))") }
-    var png: UnsafeMutablePointer<UInt8>?
-    var length = 0
-    guard cvis_encode_png(bgr, size[0], size[1], 3, &png, &length) == CVIS_OK, let png else {
-        fail("PNG encoding failed: \(String(cString: cvis_last_error()))")
+    let data: Data
+    if format == "bmp" {
+        // 24-bit BGR, rows top-down (a negative height), each padded to 4 bytes.
+        let width = Int(size[0]), height = Int(size[1]), row = width * 3, stride = (row + 3) & ~3
+        var file = Data(capacity: 54 + stride * height)
+        func le(_ value: Int, _ bytes: Int) { for k in 0..<bytes { file.append(UInt8(truncatingIfNeeded: value >> (8 * k))) } }
+        file.append(contentsOf: Array("BM".utf8))
+        le(54 + stride * height, 4); le(0, 4); le(54, 4)          // file size, reserved, pixel offset
+        le(40, 4); le(width, 4); le(-height, 4); le(1, 2); le(24, 2) // BITMAPINFOHEADER
+        le(0, 4); le(stride * height, 4); le(2835, 4); le(2835, 4); le(0, 4); le(0, 4)
+        let padding = [UInt8](repeating: 0, count: stride - row)
+        bgr.withUnsafeBufferPointer { pixels in
+            for y in 0..<height {
+                file.append(UnsafeBufferPointer(rebasing: pixels[(y * row)..<((y + 1) * row)]))
+                file.append(contentsOf: padding)
+            }
+        }
+        data = file
+    } else {
+        var png: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        guard cvis_encode_png(bgr, size[0], size[1], 3, &png, &length) == CVIS_OK, let png else {
+            fail("PNG encoding failed: \(String(cString: cvis_last_error()))")
+        }
+        data = Data(bytes: png, count: length)
+        cvis_free(png)
     }
-    let data = Data(bytes: png, count: length)
-    cvis_free(png)
-    let path = "\(outDir)/frame_\(String(format: "%04d", frame)).png"
+    let path = "\(outDir)/frame_\(String(format: "%04d", frame)).\(format)"
     guard FileManager.default.createFile(atPath: path, contents: data) else { fail("cannot write \(path)") }
 }
 print("finger-scene: wrote \(frames) frames to \(outDir)")
