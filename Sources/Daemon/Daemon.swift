@@ -34,8 +34,8 @@ public struct StartupError: Error, CustomStringConvertible {
 public final class Daemon: Sendable {
     /// Blocks of this size or more are mapped on their own (glibc's M_MMAP_THRESHOLD, fixed): a
     /// frame (640×480 RGB, 0.9 MB) stays on the heap; the learned finger extractor's activation
-    /// buffers (6–26 MB) are unmapped when freed. A finger-only daemon after 8 prints: 72–73 MiB in
-    /// 6 of 6 runs with it, 75–131 MiB without (Docs/benchmarks.md, issue 37).
+    /// buffers (6–26 MB) are unmapped when freed. A finger-only daemon after 8 prints: 72–75 MiB in
+    /// 9 of 9 runs with it, 75–131 MiB without (Docs/benchmarks.md, issue 37).
     static let mmapThreshold: Int32 = 4 << 20
 
     public let configuration: DaemonConfiguration

@@ -111,7 +111,7 @@ final class FingerService: Sendable {
     }
 
     /// After this long without finger work the learned extractor's networks are freed (~20 MB
-    /// each; the next print makes one again, ~200 ms). An enrolment's captures and a login's
+    /// each; the next print makes one again, ~350 ms). An enrolment's captures and a login's
     /// verify come within seconds of each other; between logins the daemon gives the memory back.
     static let idleReleaseSeconds = 30.0
 

@@ -670,8 +670,8 @@ final class FaceFlowTests: XCTestCase {
         let dir = try folder()
         for (tag, source) in [("a", upper), ("b", lower)] {
             for i in 0...58 {
-                try FileManager.default.createSymbolicLink(atPath: String(format: "%@/%@%04d.png", dir, tag, i),
-                                                           withDestinationPath: String(format: "%@/f%04d.png", source, i))
+                try FileManager.default.createSymbolicLink(atPath: String(format: "%@/%@%04d.bmp", dir, tag, i),
+                                                           withDestinationPath: String(format: "%@/f%04d.bmp", source, i))
             }
         }
         let daemon = try startDaemon(["replay:\(sharedData)/video/tran_live/video.mp4?fps=30&loop=true", "replay:\(dir)?fps=15&loop=true"])

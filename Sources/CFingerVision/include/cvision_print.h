@@ -59,7 +59,7 @@ cvis_print_learned *cvis_print_learned_load(const char *path, cvis_status *statu
 void cvis_print_learned_free(cvis_print_learned *model);
 /// Frees the networks no extraction is using (their prepared weights and shrunk buffers, ~20 MB
 /// each) and returns the freed heap to the system; the model's bytes stay, so the next extraction
-/// makes a network again (~200 ms). Returns how many networks were freed. For an idle daemon.
+/// makes a network again (~350 ms). Returns how many networks were freed. For an idle daemon.
 int cvis_print_learned_release(cvis_print_learned *model);
 /// The network's raw maps for a width × height float image (raw grey 0–255, sides multiples of
 /// 32): `out` receives 5 × width × height floats, plane by plane — minutia probability, direction
