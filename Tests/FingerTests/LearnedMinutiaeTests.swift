@@ -86,6 +86,12 @@ final class LearnedMinutiaeTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: path) }
         XCTAssertThrowsError(try LearnedMinutiae(path: path))
         XCTAssertThrowsError(try LearnedMinutiae(path: "/nonexistent/leader_cv46.onnx"))
+        // The file is mapped, not read: an empty one and a folder are refused before mapping.
+        let empty = NSTemporaryDirectory() + "/empty-\(UUID().uuidString).onnx"
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        XCTAssertThrowsError(try LearnedMinutiae(path: empty))
+        XCTAssertThrowsError(try LearnedMinutiae(path: NSTemporaryDirectory()))
     }
 
     // MARK: Version-3 templates

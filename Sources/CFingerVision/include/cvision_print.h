@@ -54,12 +54,14 @@ cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int p
 
 /// The learned minutiae extractor (LEADER, print_learned.cpp): the rewritten ONNX graph
 /// (scripts/leader-cv46.py) loaded once, shared by every thread. Load checks that the file runs.
+/// The file stays mapped (read-only) until cvis_print_learned_free: replace it by renaming a new
+/// one into place (as dpkg does), never by truncating or rewriting it.
 typedef struct cvis_print_learned cvis_print_learned;
 cvis_print_learned *cvis_print_learned_load(const char *path, cvis_status *status);
 void cvis_print_learned_free(cvis_print_learned *model);
 /// Frees the networks no extraction is using (their prepared weights and shrunk buffers, ~20 MB
-/// each) and returns the freed heap to the system; the model's bytes stay, so the next extraction
-/// makes a network again (~350 ms). Returns how many networks were freed. For an idle daemon.
+/// each) and returns the freed heap to the system; the next extraction makes a network again
+/// from the mapped file (~350 ms). Returns how many networks were freed. For an idle daemon.
 int cvis_print_learned_release(cvis_print_learned *model);
 /// The network's raw maps for a width × height float image (raw grey 0–255, sides multiples of
 /// 32): `out` receives 5 × width × height floats, plane by plane — minutia probability, direction

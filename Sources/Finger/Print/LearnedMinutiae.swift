@@ -31,7 +31,7 @@ public final class LearnedMinutiae: @unchecked Sendable {
 
     /// Frees the networks no extraction is using: each holds ~20 MB (prepared weights, buffers
     /// shrunk to a 32 × 32 input) once it has run. The next extraction makes one again from the
-    /// model's bytes (~350 ms). The daemon calls it when finger work has been idle a while
+    /// mapped model file (~350 ms). The daemon calls it when finger work has been idle a while
     /// (`FingerService`), so that a daemon that read a print once does not keep them for good.
     /// Returns how many were freed.
     @discardableResult
