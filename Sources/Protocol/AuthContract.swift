@@ -189,7 +189,7 @@ public struct PINResetParams: RPCParams, Encodable {
 public struct PINResult: Codable, Sendable {
     public var ok: Bool
     /// Wrong PINs still allowed before pin_locked; null when unlimited.
-    @NullWhenAbsent public var retriesLeft: Int?
+    @Nullable public var retriesLeft: Int?
 
     enum CodingKeys: String, CodingKey {
         case ok
@@ -355,7 +355,7 @@ public struct FactorSkip: Codable, Sendable, Equatable {
 public struct AuthenticateResult: Codable, Sendable {
     public var ok: Bool
     /// The factor that passed; null when none did.
-    @NullWhenAbsent public var factor: String?
+    @Nullable public var factor: String?
     public var user: String
     public var score: Double?
     public var tried: [FactorAttempt]
@@ -382,14 +382,14 @@ public struct AuthStatusResult: Codable, Sendable {
     public var user: String
     public var lockedOut: Bool
     /// Seconds until biometrics unlock; null when not locked or locked until a PIN.
-    @NullWhenAbsent public var retryAfterS: Int?
+    @Nullable public var retryAfterS: Int?
     /// Locked until a successful PIN (or an administrator's pin.reset).
     public var requiresPIN: Bool
     public var biometricFailures: Int
     public var pinSet: Bool
     public var pinLocked: Bool
     /// null when unlimited or no PIN is set.
-    @NullWhenAbsent public var pinRetriesLeft: Int?
+    @Nullable public var pinRetriesLeft: Int?
 
     enum CodingKeys: String, CodingKey {
         case user

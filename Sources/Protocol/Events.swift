@@ -9,8 +9,10 @@ public protocol EventPayload: Codable, Sendable {
     var eventType: String { get }
 }
 
-/// A field that is always on the wire: nil is written as null (a plain Optional is left out by
-/// synthesized Codable), and read back from null or from an absent key (an older daemon's line).
+/// A field that is always on the wire (the SPEC lists it as always present): nil is written as
+/// null (a plain Optional is left out by synthesized Codable), and read back from null or from an
+/// absent key (an older daemon's line). With it a result or event needs no hand-written
+/// `encode(to:)` repeating its keys.
 @propertyWrapper
 public struct Nullable<Value: Codable & Sendable>: Codable, Sendable {
     public var wrappedValue: Value?

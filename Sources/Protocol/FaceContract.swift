@@ -285,7 +285,7 @@ public struct FaceIdentifyParams: RPCParams, Encodable {
 }
 
 public struct FaceIdentifyResult: Codable, Sendable {
-    @NullWhenAbsent public var user: String?
+    @Nullable public var user: String?
     public var score: Double
     public var candidates: [Candidate]
     public var stepUpRequired: Bool

@@ -312,7 +312,7 @@ public struct FingerVerifyResult: Codable, Sendable {
     public var score: Double
     public var threshold: Double
     /// The finger that matched best (right_index, ...), null when no finger was seen.
-    @NullWhenAbsent public var position: String?
+    @Nullable public var position: String?
     public var liveness: LivenessVerdict
     public var captures: Int
     public var durationMs: Int
@@ -342,9 +342,9 @@ public struct FingerVerifyResult: Codable, Sendable {
 }
 
 public struct FingerIdentifyResult: Codable, Sendable {
-    @NullWhenAbsent public var user: String?
+    @Nullable public var user: String?
     public var score: Double
-    @NullWhenAbsent public var position: String?
+    @Nullable public var position: String?
     public var candidates: [Candidate]
     public var liveness: LivenessVerdict
     public var durationMs: Int

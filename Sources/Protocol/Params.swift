@@ -192,31 +192,3 @@ public func wireNames<Keys: CodingKey & CaseIterable>(_ keys: Keys.Type) -> Set<
     Set(keys.allCases.map(\.stringValue))
 }
 
-/// An optional result field the SPEC lists as always present: nil is written as `null` (Codable's
-/// synthesized encoding would leave the key out), and an absent key reads as nil. With it a
-/// result needs no hand-written `encode(to:)` repeating its keys.
-@propertyWrapper
-public struct NullWhenAbsent<Value: Codable & Sendable>: Codable, Sendable {
-    public var wrappedValue: Value?
-
-    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        wrappedValue = c.decodeNil() ? nil : try c.decode(Value.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        if let wrappedValue { try c.encode(wrappedValue) } else { try c.encodeNil() }
-    }
-}
-
-extension NullWhenAbsent: Equatable where Value: Equatable {}
-
-extension KeyedDecodingContainer {
-    /// A `NullWhenAbsent` field whose key is missing reads as nil (not keyNotFound).
-    public func decode<V>(_ type: NullWhenAbsent<V>.Type, forKey key: Key) throws -> NullWhenAbsent<V> {
-        try decodeIfPresent(type, forKey: key) ?? NullWhenAbsent(wrappedValue: nil)
-    }
-}
