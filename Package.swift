@@ -201,7 +201,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "finger-scene",
-            dependencies: ["BiometricFinger", "BiometricCore", "BiometricCamera", "CImaging", "CHandScene"],
+            dependencies: ["BiometricFinger", "BiometricCore", "BiometricCamera", "CImaging", "CHandScene", "CVisionReference"],
             path: "Tests/Support/FingerScene"
         ),
         // The FIDO authenticator over the test socket with a verifier the test controls (Tests/fido).
@@ -250,7 +250,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "TestRequirements", "BiometricDaemon", "BiometricClient", "BiometricProtocol", "BiometricAuth", "BiometricFIDO", "CImaging",
-                "BiometricCore", "BiometricFace", "BiometricFinger",
+                "BiometricCore", "BiometricFace", "BiometricFinger", "CVisionReference",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             path: "Tests/DaemonTests"

@@ -266,8 +266,10 @@ void png_read_memory(png_structp png, png_bytep out, png_size_t length) {
     std::memcpy(out, s->data + s->position, length);
     s->position += length;
 }
-void png_fatal(png_structp png, png_const_charp message) {
-    auto *s = static_cast<PNGSource *>(png_get_error_ptr(png));
+/// libpng's fatal-error handler: the message into the reader's or writer's state (its error
+/// pointer), then back to the setjmp of png_decode or encode_png.
+template <typename State> void png_fatal(png_structp png, png_const_charp message) {
+    auto *s = static_cast<State *>(png_get_error_ptr(png));
     std::snprintf(s->message, sizeof s->message, "%s", message);
     png_longjmp(png, 1);
 }
@@ -286,15 +288,10 @@ void png_write_memory(png_structp png, png_bytep data, png_size_t length) {
         png_error(png, "out of memory");
     }
 }
-void png_write_fatal(png_structp png, png_const_charp message) {
-    auto *s = static_cast<PNGSink *>(png_get_error_ptr(png));
-    std::snprintf(s->message, sizeof s->message, "%s", message);
-    png_longjmp(png, 1);
-}
 
 cvis_status png_decode(const uint8_t *data, size_t length, cv::Mat &out) {
     PNGSource source{data, length, 0, "PNG error"};
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, png_fatal, png_quiet);
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, png_fatal<PNGSource>, png_quiet);
     if (!png) return fail(CVIS_ERR_INTERNAL, "out of memory");
     png_infop info = png_create_info_struct(png);
     if (!info) {
@@ -687,12 +684,12 @@ cvis_status encode_png(const cv::Mat &image, std::vector<uint8_t> &out) {
         return fail(CVIS_ERR_ARGUMENT, "PNG: 8-bit grey or BGR, packed rows");
     // The full write API, not png_image_write_to_memory: that one deflates the image twice (once to
     // size the buffer) at zlib's default level 6, which made encoding a 1280x720 frame cost more
-    // than everything else done with it. Level 1 (Z_BEST_SPEED) with libpng's adaptive row filters
-    // is the level OpenCV's imwrite uses by default; the pixels read back are the same.
+    // than everything else done with it. Level 1 (Z_BEST_SPEED, with libpng's adaptive row
+    // filters) is the level OpenCV's imwrite uses by default; the pixels read back are the same.
     PNGSink sink;
     sink.out = &out;
     out.clear();
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink, png_write_fatal, png_quiet);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink, png_fatal<PNGSink>, png_quiet);
     if (!png) return fail(CVIS_ERR_INTERNAL, "PNG: cannot create the writer");
     png_infop info = png_create_info_struct(png);
     if (!info) {

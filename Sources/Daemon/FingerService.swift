@@ -122,7 +122,6 @@ final class FingerService: Sendable {
     private func releaseIdleNetworks() {
         guard let learned = made.withLock({ $0?.learned }) else { return }
         let freed = learned.releaseIdleNetworks()
-        _ = csd_release_free_memory()
         if freed > 0 { logger?.debug("finger: freed \(freed) learned-extractor network(s) after \(Int(Self.idleReleaseSeconds)) s without finger work") }
     }
 

@@ -1,5 +1,6 @@
 import BiometricClient
 import BiometricProtocol
+import CVisionReference
 import Foundation
 import XCTest
 import TestRequirements
@@ -213,21 +214,14 @@ func rpcError(_ body: () throws -> Void) -> RPCError? {
     }
 }
 
-/// A replay-camera frame file: 24-bit BGR BMP, rows top-down. Uncompressed, because a test's
-/// replay camera decoding PNGs spends more time in zlib than the daemon spends on the frames
-/// (finger-scene's `--format bmp` writes the same layout).
-func bmpFile(bgr: UnsafeBufferPointer<UInt8>, width: Int, height: Int) -> Data {
-    let row = width * 3, stride = (row + 3) & ~3
-    var file = Data(capacity: 54 + stride * height)
-    func le(_ value: Int, _ bytes: Int) { for k in 0..<bytes { file.append(UInt8(truncatingIfNeeded: value >> (8 * k))) } }
-    file.append(contentsOf: Array("BM".utf8))
-    le(54 + stride * height, 4); le(0, 4); le(54, 4)             // file size, reserved, pixel offset
-    le(40, 4); le(width, 4); le(-height, 4); le(1, 2); le(24, 2) // BITMAPINFOHEADER, top-down
-    le(0, 4); le(stride * height, 4); le(2835, 4); le(2835, 4); le(0, 4); le(0, 4)
-    let padding = [UInt8](repeating: 0, count: stride - row)
-    for y in 0..<height {
-        file.append(UnsafeBufferPointer(rebasing: bgr[(y * row)..<((y + 1) * row)]))
-        file.append(contentsOf: padding)
+/// A replay-camera frame file: packed BGR pixels as an uncompressed BMP (OpenCV's imencode),
+/// because a test's replay camera decoding PNGs spends more time in zlib than the daemon spends on
+/// the frames (finger-scene's `--format bmp` writes its frames the same way).
+func bmpFile(bgr: UnsafeBufferPointer<UInt8>, width: Int, height: Int) throws -> Data {
+    var length = 0
+    guard let bytes = cvref_imencode(".bmp", bgr.baseAddress, Int32(width), Int32(height), 3, 0, &length) else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "BMP encoding failed"])
     }
-    return file
+    defer { cvref_free(bytes) }
+    return Data(bytes: bytes, count: length)
 }

@@ -518,7 +518,7 @@ final class FaceFlowTests: XCTestCase {
         var n = 0
         for range in ranges {
             for i in range {
-                let file = try XCTUnwrap(frames[i]).withUnsafeBufferPointer { bmpFile(bgr: $0, width: size.0, height: size.1) }
+                let file = try XCTUnwrap(frames[i]).withUnsafeBufferPointer { try bmpFile(bgr: $0, width: size.0, height: size.1) }
                 try file.write(to: URL(fileURLWithPath: String(format: "%@/f%04d.bmp", dir, n)))
                 n += 1
             }
@@ -598,7 +598,7 @@ final class FaceFlowTests: XCTestCase {
             for y in 0..<ch {
                 crop.replaceSubrange(y * cw * 3..<(y + 1) * cw * 3, with: bgr[((y0 + y) * w + x0) * 3..<((y0 + y) * w + x0 + cw) * 3])
             }
-            let file = crop.withUnsafeBufferPointer { bmpFile(bgr: $0, width: cw, height: ch) }
+            let file = try crop.withUnsafeBufferPointer { try bmpFile(bgr: $0, width: cw, height: ch) }
             try file.write(to: URL(fileURLWithPath: String(format: "%@/f%04d.bmp", dir, index)))
         }
         return dir

@@ -3,6 +3,7 @@
 // arguments give the same files. (Written with the camera side of the finger pipeline.)
 import CHandScene
 import CImaging
+import CVisionReference
 import Foundation
 
 let usage = """
@@ -159,22 +160,10 @@ for frame in 0..<frames {
     guard status == CVIS_OK else { fail("render failed: \(String(cString: cvis_last_error()))") }
     let data: Data
     if format == "bmp" {
-        // 24-bit BGR, rows top-down (a negative height), each padded to 4 bytes.
-        let width = Int(size[0]), height = Int(size[1]), row = width * 3, stride = (row + 3) & ~3
-        var file = Data(capacity: 54 + stride * height)
-        func le(_ value: Int, _ bytes: Int) { for k in 0..<bytes { file.append(UInt8(truncatingIfNeeded: value >> (8 * k))) } }
-        file.append(contentsOf: Array("BM".utf8))
-        le(54 + stride * height, 4); le(0, 4); le(54, 4)          // file size, reserved, pixel offset
-        le(40, 4); le(width, 4); le(-height, 4); le(1, 2); le(24, 2) // BITMAPINFOHEADER
-        le(0, 4); le(stride * height, 4); le(2835, 4); le(2835, 4); le(0, 4); le(0, 4)
-        let padding = [UInt8](repeating: 0, count: stride - row)
-        bgr.withUnsafeBufferPointer { pixels in
-            for y in 0..<height {
-                file.append(UnsafeBufferPointer(rebasing: pixels[(y * row)..<((y + 1) * row)]))
-                file.append(contentsOf: padding)
-            }
-        }
-        data = file
+        var length = 0
+        guard let bytes = cvref_imencode(".bmp", bgr, size[0], size[1], 3, 0, &length) else { fail("BMP encoding failed") }
+        data = Data(bytes: bytes, count: length)
+        cvref_free(bytes)
     } else {
         var png: UnsafeMutablePointer<UInt8>?
         var length = 0
