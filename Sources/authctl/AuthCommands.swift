@@ -214,7 +214,8 @@ struct Key: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Sign a challenge after the user passes their policy's factors.")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "User name.") var user: String
-        @Option(help: "Key handle from key register.") var keyHandle: String
+        // A handle is base64url, so it may begin with "-": take the next word whatever it looks like.
+        @Option(parsing: .unconditional, help: "Key handle from key register.") var keyHandle: String
         @Option(help: "The challenge, base64.") var challenge: String
         @Option(help: "Camera id, path or spec.") var camera: String?
         @Flag(help: "Read a PIN first (for a policy that has the pin factor).") var pin = false
@@ -253,7 +254,7 @@ struct Key: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove one key (--key-handle) or all of a user's keys.")
         @OptionGroup var options: GlobalOptions
         @Argument(help: "User name.") var user: String
-        @Option(help: "Key handle (default: all of the user's keys).") var keyHandle: String?
+        @Option(parsing: .unconditional, help: "Key handle (default: all of the user's keys).") var keyHandle: String?
 
         func run() throws {
             let result: RemovedResult = try options.connect().call(Method.keyDeregister, KeyDeregisterParams(user: user, keyHandle: keyHandle))

@@ -184,6 +184,11 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try runProgram(authctl, ["finger", "capture", "--format", "gif", "-o", "/tmp/x"] + socket).status, 2)
         let good = try runProgram(authctl, ["finger", "enroll", "ana", "--hand", "left", "--amputated", "ring", "--liveness", "very_low"] + socket)
         XCTAssertEqual(good.status, 3, good.stderr)
+        // A key handle is base64url and begins with "-" once in 64 keys: it is a value, not an option.
+        let sign = try runProgram(authctl, ["key", "sign", "ana", "--key-handle", "-q3Xf", "--challenge", "aGk="] + socket)
+        XCTAssertEqual(sign.status, 3, sign.stderr)
+        let deregister = try runProgram(authctl, ["key", "deregister", "ana", "--key-handle", "-q3Xf"] + socket)
+        XCTAssertEqual(deregister.status, 3, deregister.stderr)
     }
 
     func testAuthctlAgainstADaemon() throws {
