@@ -193,11 +193,6 @@ public enum CaptureDecision: Sendable, Equatable {
         public var knob: Knob
         public var asked: String
         public var floor: String
-        public init(knob: Knob, asked: String, floor: String) {
-            self.knob = knob
-            self.asked = asked
-            self.floor = floor
-        }
     }
 
     /// Whether a match in such a run may prove anything.

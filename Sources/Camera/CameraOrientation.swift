@@ -10,11 +10,6 @@ public struct CameraOrientation: Sendable, Equatable {
 
     public static let upright = CameraOrientation(rotate: 0, mirror: false)
 
-    public init(rotate: Int, mirror: Bool) {
-        self.rotate = rotate
-        self.mirror = mirror
-    }
-
     public var isUpright: Bool { rotate == 0 && !mirror }
 
     /// `&rotate=90&mirror=true` for a spec's text, empty when upright (so specs read as before).

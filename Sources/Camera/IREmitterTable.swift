@@ -7,11 +7,6 @@ public struct USBDeviceID: Sendable, Hashable, CustomStringConvertible {
     public var vendor: UInt16
     public var product: UInt16
 
-    public init(vendor: UInt16, product: UInt16) {
-        self.vendor = vendor
-        self.product = product
-    }
-
     /// `04f2:b6d9`, as lsusb prints it.
     public var description: String { String(format: "%04x:%04x", vendor, product) }
 }
@@ -21,12 +16,6 @@ public struct UVCWrite: Sendable, Equatable {
     public var unit: UInt8
     public var selector: UInt8
     public var payload: [UInt8]
-
-    public init(unit: UInt8, selector: UInt8, payload: [UInt8]) {
-        self.unit = unit
-        self.selector = selector
-        self.payload = payload
-    }
 
     /// `01 03 03 00`, the form the table and the tools it cites use.
     public var payloadHex: String { payload.map { String(format: "%02x", $0) }.joined(separator: " ") }

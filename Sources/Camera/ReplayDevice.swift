@@ -168,11 +168,6 @@ public struct PacingClock: Sendable {
     public var now: @Sendable () -> UInt64
     public var sleep: @Sendable (UInt64) -> Void
 
-    public init(now: @escaping @Sendable () -> UInt64, sleep: @escaping @Sendable (UInt64) -> Void) {
-        self.now = now
-        self.sleep = sleep
-    }
-
     public static let system = PacingClock(now: { monotonicNanoseconds() }, sleep: { sleepNanoseconds($0) })
 }
 

@@ -9,12 +9,6 @@ public struct USBLocation: Sendable, Equatable {
     /// The USB device's resolved sysfs path (e.g. /sys/devices/pci0000:00/…/usb1/1-6): two nodes
     /// with the same path are sensors of one physical module (RGB + IR).
     public var devicePath: String
-
-    public init(device: USBDeviceID, interface: Int, devicePath: String) {
-        self.device = device
-        self.interface = interface
-        self.devicePath = devicePath
-    }
 }
 
 /// Reading video nodes' USB identity from sysfs. `root` is "/sys" except in tests, which build a

@@ -44,10 +44,6 @@ public struct FaceGallerySet: Sendable {
     public struct Scored: Sendable, Equatable {
         public var user: String
         public var score: Double
-        public init(user: String, score: Double) {
-            self.user = user
-            self.score = score
-        }
     }
 
     /// The best SPEC score per user, best first (ties by name), at most `limit` users: the same

@@ -24,12 +24,6 @@ public struct HeadPose: Sendable, Equatable {
     /// Degrees; + = tilts clockwise in the image.
     public var roll: Double
 
-    public init(yaw: Double, pitch: Double, roll: Double) {
-        self.yaw = yaw
-        self.pitch = pitch
-        self.roll = roll
-    }
-
     public static let frontal = HeadPose(yaw: 0, pitch: 0, roll: 0)
 }
 

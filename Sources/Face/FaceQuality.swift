@@ -13,11 +13,6 @@ public struct FaceQuality: Sendable, Equatable {
         public var brightness: Double
         public var contrast: Double
         public var sharpness: Double
-        public init(brightness: Double, contrast: Double, sharpness: Double) {
-            self.brightness = brightness
-            self.contrast = contrast
-            self.sharpness = sharpness
-        }
     }
 
     /// Where the user should turn for a guided (full-mode) pose; nil = frontal.

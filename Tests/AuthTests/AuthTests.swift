@@ -1,4 +1,4 @@
-import BiometricAuth
+@testable import BiometricAuth
 import BiometricStore
 import Crypto
 import Foundation

@@ -1,5 +1,5 @@
 @testable import BiometricDaemon
-import BiometricAuth
+@testable import BiometricAuth
 import BiometricCamera
 import BiometricFace
 import BiometricFinger

@@ -34,13 +34,6 @@ public struct FingerObservation: Sendable {
     /// 0–100 (see `FingerQuality`).
     public var quality: Int
     public var level: QualityLevel
-
-    public init(position: FingerPosition, box: FingerBox, quality: Int, level: QualityLevel) {
-        self.position = position
-        self.box = box
-        self.quality = quality
-        self.level = level
-    }
 }
 
 /// Everything a `finger.frame` event says about one frame.
@@ -52,13 +45,6 @@ public struct FingerFrameAnalysis: Sendable {
     public var distanceRange: DistanceRange
     /// One of no_fingers, show_palm, too_close, too_far, move_closer, hold_still, focus, optimal.
     public var feedback: Feedback
-
-    public init(fingers: [FingerObservation], distance: Double?, distanceRange: DistanceRange, feedback: Feedback) {
-        self.fingers = fingers
-        self.distance = distance
-        self.distanceRange = distanceRange
-        self.feedback = feedback
-    }
 }
 
 /// The best print of one finger within a capture.
@@ -68,13 +54,6 @@ public struct CapturedPrint: Sendable {
     public var image: FingerprintImage
     public var quality: Int
     public var box: FingerBox
-
-    public init(position: FingerPosition, image: FingerprintImage, quality: Int, box: FingerBox) {
-        self.position = position
-        self.image = image
-        self.quality = quality
-        self.box = box
-    }
 }
 
 public struct FingerCaptureOptions: Sendable {
