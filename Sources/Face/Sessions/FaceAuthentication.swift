@@ -197,6 +197,16 @@ struct FaceAuthentication: Sendable {
         return .success(good && !attemptComplete)
     }
 
+    /// A frame as both matching sessions take it: `observe`, then the frame's end when no
+    /// template is wanted (the session judges the template and concludes it itself).
+    mutating func step(_ observation: FaceObservation, at now: UInt64, restarted: inout Bool) -> FaceStep<FaceAuthenticationOutcome> {
+        switch observe(observation, at: now, restarted: &restarted) {
+        case .failure(let failure): return .failed(failure)
+        case .success(true): return .needTemplate
+        case .success(false): return conclude(extraction: nil)
+        }
+    }
+
     /// The attempt has all the frames it decides on.
     var attemptComplete: Bool { outcome.goodFrames >= settings.attempt.frames }
 

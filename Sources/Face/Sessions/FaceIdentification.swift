@@ -3,7 +3,7 @@ import BiometricVocabulary
 /// face.identify: each judged frame's template ranked against the gallery; per user, the
 /// attempt's first frames are fused into one comparison (`FaceAttemptRule`: the mean of that
 /// user's per-frame scores, 0 for a frame that did not rank them) and the best user decides.
-public struct FaceIdentification: FaceSession {
+public struct FaceIdentification: FaceMatchingSession {
     /// The gallery's ranking of one template: users with their scores, best first.
     public typealias Judgement = [Candidate]
 
@@ -35,22 +35,14 @@ public struct FaceIdentification: FaceSession {
         self.fused = fused
     }
 
-    public var poseTarget: FaceQuality.PoseTarget { .front }
-    public var measuresBorders: Bool { core.settings.liveness }
-    public var measuresPassive: Bool { core.settings.liveness && core.settings.livenessMode.isPassive }
-    public var embeddingViews: EmbeddingViews { .mirrored }
-    public var secondEmbedding: SecondEmbedding { fused ? .chip : .none }
-    public var timeLimitMs: Int { core.settings.timeoutMs }
+    /// The settings the session runs with (SPEC defaults applied by the caller).
+    public var settings: FaceAuthenticationSettings { core.settings }
 
     public mutating func observe(_ observation: FaceObservation, at ns: UInt64) -> FaceStep<Outcome> {
         var restarted = false
-        let result = core.observe(observation, at: ns, restarted: &restarted)
+        let step = core.step(observation, at: ns, restarted: &restarted)
         if restarted { rankings = [] }
-        switch result {
-        case .failure(let failure): return .failed(failure)
-        case .success(true): return .needTemplate
-        case .success(false): return finish(core.conclude(extraction: nil))
-        }
+        return finish(step)
     }
 
     public mutating func judged(_ ranked: [Candidate]) -> FaceStep<Outcome> {

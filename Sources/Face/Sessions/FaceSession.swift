@@ -40,6 +40,24 @@ extension FaceSession {
     public var secondEmbedding: SecondEmbedding { .none }
 }
 
+/// face.verify and face.identify: one tracked, frontal face judged for an attempt. What the
+/// runner must compute for each frame follows from the caller's settings, the same for both.
+public protocol FaceMatchingSession: FaceSession {
+    /// The settings the session runs with (SPEC defaults applied by the caller).
+    var settings: FaceAuthenticationSettings { get }
+    /// Whether frames carry the second network's chip and the attempt is fused (v2 templates).
+    var fused: Bool { get }
+}
+
+extension FaceMatchingSession {
+    public var poseTarget: FaceQuality.PoseTarget { .front }
+    public var measuresBorders: Bool { settings.liveness }
+    public var measuresPassive: Bool { settings.liveness && settings.livenessMode.isPassive }
+    public var embeddingViews: EmbeddingViews { .mirrored }
+    public var secondEmbedding: SecondEmbedding { fused ? .chip : .none }
+    public var timeLimitMs: Int { settings.timeoutMs }
+}
+
 /// What a face session asks for after a frame.
 public enum FaceStep<Outcome: Sendable>: Sendable {
     /// Keep going; show this.

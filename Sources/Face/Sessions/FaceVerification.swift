@@ -5,7 +5,7 @@ import BiometricVocabulary
 /// frame is scored against the nearest reference (per comparison, `calibration`); the attempt
 /// decides once on its first frames fused (`FaceAttemptRule`), so the threshold's FAR holds per
 /// attempt.
-public struct FaceVerification: FaceSession {
+public struct FaceVerification: FaceMatchingSession {
     public typealias Judgement = FaceTemplate
     public typealias Outcome = FaceAuthenticationOutcome
 
@@ -39,25 +39,15 @@ public struct FaceVerification: FaceSession {
         self.calibration = calibration
     }
 
-    public var poseTarget: FaceQuality.PoseTarget { .front }
-    public var measuresBorders: Bool { core.settings.liveness }
-    public var measuresPassive: Bool { core.settings.liveness && core.settings.livenessMode.isPassive }
-    public var embeddingViews: EmbeddingViews { .mirrored }
-    public var secondEmbedding: SecondEmbedding { fused ? .chip : .none }
-    public var timeLimitMs: Int { core.settings.timeoutMs }
     /// Image mode claims nothing about who is present: it takes the image's subject, as
     /// face.extract does. Liveness mode refuses an ambiguous scene (`multiple_faces`).
     public func subjectRule(stillImages: Bool) -> FaceSubjectRule { core.settings.liveness ? .dominantOnly : .stillImage }
 
     public mutating func observe(_ observation: FaceObservation, at ns: UInt64) -> FaceStep<Outcome> {
         var restarted = false
-        let result = core.observe(observation, at: ns, restarted: &restarted)
+        let step = core.step(observation, at: ns, restarted: &restarted)
         if restarted { frameScores = [] }
-        switch result {
-        case .failure(let failure): return .failed(failure)
-        case .success(true): return .needTemplate
-        case .success(false): return core.conclude(extraction: nil)
-        }
+        return step
     }
 
     public mutating func judged(_ probe: FaceTemplate) -> FaceStep<Outcome> {
