@@ -81,11 +81,8 @@ public final class FingerCapture {
     public let options: FingerCaptureOptions
     private let engine: OpaquePointer
     private let tracker: OpaquePointer?
-    private let calibration: DistanceCalibration
-    private var scale: (width: Int, height: Int, scale: DistanceScale)?
     private var smoother = FingerBoxSmoother()
-    private var liveness: FingerLiveness
-    private var best: [FingerPosition: CapturedPrint] = [:]
+    private var kept: CaptureKeeper
     /// The fingertips measured in the last frame (followed when the landmarks are lost; motion).
     private var previous: [Digit: Fingertip] = [:]
     /// Frames in a row the fingertips were followed without landmarks.
@@ -133,8 +130,7 @@ public final class FingerCapture {
     /// the models), and thumb falls back to a thumb held close on its own.
     public init(options: FingerCaptureOptions, models: HandModels? = nil) {
         self.options = options
-        calibration = options.distance ?? .default
-        liveness = FingerLiveness(level: options.liveness)
+        kept = CaptureKeeper(options: options)
         var status = CVIS_OK
         // Creating an engine only allocates an empty struct; failure means out of memory.
         engine = cvis_hand_engine_create(&status)!
@@ -166,26 +162,20 @@ public final class FingerCapture {
     /// liveness evidence, keeps following the hand.
     public func startNewCapture() {
         smoother.reset()
-        liveness.reset()
-        best.removeAll()
+        kept.startNewCapture()
     }
 
     /// The best print of each finger seen so far, index→little (or the thumb).
-    public func bestPrints() -> [CapturedPrint] {
-        best.values.sorted { $0.position.digit < $1.position.digit }
-    }
+    public func bestPrints() -> [CapturedPrint] { kept.bestPrints }
 
-    public func livenessVerdict() -> LivenessVerdict { liveness.verdict }
+    public func livenessVerdict() -> LivenessVerdict { kept.liveness.verdict }
 
     /// The liveness evidence so far (frames, each cue's median), for benches and debug logs.
-    public var livenessSummary: String { liveness.summary }
+    public var livenessSummary: String { kept.liveness.summary }
 
     /// The distance scale for frames of this size.
     public func distanceScale(frameWidth: Int, frameHeight: Int) -> DistanceScale {
-        if let scale, scale.width == frameWidth, scale.height == frameHeight { return scale.scale }
-        let s = calibration.scale(frameWidth: frameWidth, frameHeight: frameHeight, mode: options.mode)
-        scale = (frameWidth, frameHeight, s)
-        return s
+        kept.distanceScale(frameWidth: frameWidth, frameHeight: frameHeight)
     }
 
     public func analyse(_ frame: Frame) -> FingerFrameAnalysis {
@@ -331,7 +321,7 @@ public final class FingerCapture {
         // ones the prints are taken under).
         if options.liveness != .none, palm, printed > 0 {
             let colour: (Double, Double)? = saturations.isEmpty ? nil : (Self.median(saturations), Self.median(crs))
-            liveness.add(colour: colour, shadingRatios: shading, periodicities: periodic)
+            kept.liveness.add(colour: colour, shadingRatios: shading, periodicities: periodic)
         }
         let width = equivalentWidths.reduce(0, +) / Double(equivalentWidths.count)
         return FingerFrameAnalysis(fingers: observations, distance: distanceScale.distance(fingerWidth: width),
@@ -549,10 +539,8 @@ public final class FingerCapture {
         let quality = FingerQuality.score(measures)
         // No separate mask: the background is white in the pixels themselves, so extraction sees
         // exactly what the PNG of this print holds.
-        if quality > (best[position]?.quality ?? -1),
-           let image = try? FingerprintImage(width: Int(w), height: Int(h), pixels: buffers.pixels, ppi: Self.printPPI)
-        {
-            best[position] = CapturedPrint(position: position, image: image, quality: quality, box: tip.box)
+        kept.offer(position, quality: quality, box: tip.box) {
+            try FingerprintImage(width: Int(w), height: Int(h), pixels: buffers.pixels, ppi: Self.printPPI)
         }
         return quality
     }

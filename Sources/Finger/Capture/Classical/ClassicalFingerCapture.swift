@@ -12,11 +12,8 @@ import Foundation
 public final class ClassicalFingerCapture {
     public let options: FingerCaptureOptions
     private let engine: OpaquePointer
-    private let calibration: DistanceCalibration
-    private var scale: (width: Int, height: Int, scale: DistanceScale)?
     private var tracker = FingerBoxSmoother()
-    private var liveness: FingerLiveness
-    private var best: [FingerPosition: CapturedPrint] = [:]
+    private var kept: CaptureKeeper
     /// Detector output, reused every frame.
     private let found = UnsafeMutableBufferPointer<cvis_finger>.allocate(capacity: 16)
     /// Print scratch per digit (output pixels, mask), reused every frame.
@@ -31,8 +28,7 @@ public final class ClassicalFingerCapture {
 
     public init(options: FingerCaptureOptions) {
         self.options = options
-        calibration = options.distance ?? .default
-        liveness = FingerLiveness(level: options.liveness)
+        kept = CaptureKeeper(options: options)
         var status = CVIS_OK
         // Creating an engine only allocates an empty struct; failure means out of memory.
         engine = cvis_hand_engine_create(&status)!
@@ -46,23 +42,13 @@ public final class ClassicalFingerCapture {
     /// Forgets tracks, best prints and liveness evidence (a new capture with the same options).
     public func reset() {
         tracker.reset()
-        liveness.reset()
-        best.removeAll()
+        kept.startNewCapture()
     }
 
-    /// The best print of each finger seen so far, index→little (or the thumb).
-    public func bestPrints() -> [CapturedPrint] {
-        best.values.sorted { $0.position.digit < $1.position.digit }
-    }
-
-    public func livenessVerdict() -> LivenessVerdict { liveness.verdict }
-
-    /// The distance scale for frames of this size.
+    public func bestPrints() -> [CapturedPrint] { kept.bestPrints }
+    public func livenessVerdict() -> LivenessVerdict { kept.liveness.verdict }
     public func distanceScale(frameWidth: Int, frameHeight: Int) -> DistanceScale {
-        if let scale, scale.width == frameWidth, scale.height == frameHeight { return scale.scale }
-        let s = calibration.scale(frameWidth: frameWidth, frameHeight: frameHeight, mode: options.mode)
-        scale = (frameWidth, frameHeight, s)
-        return s
+        kept.distanceScale(frameWidth: frameWidth, frameHeight: frameHeight)
     }
 
     public func analyse(_ frame: Frame) -> FingerFrameAnalysis {
@@ -112,7 +98,7 @@ public final class ClassicalFingerCapture {
         }
         if options.liveness != .none {
             let colour: (Double, Double)? = colourPlane != nil ? (Double(stats.mean_saturation), Double(stats.mean_cr)) : nil
-            liveness.add(colour: colour, shadingRatios: shading, periodicities: periodic)
+            kept.liveness.add(colour: colour, shadingRatios: shading, periodicities: periodic)
         }
         let width = equivalentWidths.reduce(0, +) / Double(equivalentWidths.count)
         return FingerFrameAnalysis(fingers: observations, distance: distanceScale.distance(fingerWidth: width),
@@ -144,11 +130,8 @@ public final class ClassicalFingerCapture {
         defer { scratch[position.digit] = buffers }
         guard status == CVIS_OK else { return nil }
         let quality = FingerQuality.score(measures)
-        if quality > (best[position]?.quality ?? -1),
-           let image = try? FingerprintImage(width: outWidth, height: outHeight, pixels: buffers.pixels, ppi: Self.printPPI,
-                                             mask: buffers.mask)
-        {
-            best[position] = CapturedPrint(position: position, image: image, quality: quality, box: box)
+        kept.offer(position, quality: quality, box: box) {
+            try FingerprintImage(width: outWidth, height: outHeight, pixels: buffers.pixels, ppi: Self.printPPI, mask: buffers.mask)
         }
         return quality
     }
