@@ -45,12 +45,7 @@ func computeSecond(_ files: [String]) -> [Float] {
         say("second network: raw outputs from \(cache)")
         return blob.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
-    let models: FaceModels
-    do {
-        models = try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
-                                resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
-                                yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
-    } catch { fatalError("models: \(error)") }
+    let models = loadModels(secondNetwork: true)
     final class Store: @unchecked Sendable {
         var data: [Float]
         var failed = 0
@@ -59,57 +54,47 @@ func computeSecond(_ files: [String]) -> [Float] {
         init(_ n: Int) { data = [Float](repeating: 0, count: n) }
     }
     let store = Store(files.count * 256)
-    let start = now()
-    let threads = ProcessInfo.processInfo.activeProcessorCount
-    DispatchQueue.concurrentPerform(iterations: threads) { t in
-        var i = t
-        while i < files.count {
-            defer { i += threads }
-            guard let frame = readFrame(shared + "/faces/lfw/images/" + files[i]) else { continue }
-            let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
-            // The same face and landmarks as computeViews (the dlib cache): the detection nearest the centre.
-            let d = try? models.withEngine { engine -> [Float]? in
-                let found = try engine.detect(image, minSize: 30)
-                let central = FaceBox(x: 68, y: 68, width: 114, height: 124)
-                let detection = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }
-                let box = detection?.box
-                var landmarks = try engine.landmarks(image, box: box ?? central)
-                let keypoints = points == "yunet" ? try detection.flatMap { try engine.keypoints(image, box: $0.box) } : detection?.points
-                if yunet, let five = keypoints {
-                    if i < 3 {  // the ordering check: the detector's points beside the 68-point ones
-                        var p68 = [Float](repeating: 0, count: 10)
-                        _ = cvis_recognizer_points(landmarks.flat, &p68)
-                        say("  \(files[i]): detector \(five.map { fmt(Double($0), 1) }.joined(separator: " ")); 68-point \(p68.map { fmt(Double($0), 1) }.joined(separator: " "))")
-                    }
-                    return try engine.secondDescriptors(image, points: five)
+    let (seconds, threads) = forEachLFWImage(files) { i, image in
+        // The same face and landmarks as computeViews (the dlib cache): the detection nearest the centre.
+        let d = try? models.withEngine { engine -> [Float]? in
+            let found = try engine.detect(image, minSize: 30)
+            let central = FaceBox(x: 68, y: 68, width: 114, height: 124)
+            let detection = centralDetection(found)
+            let box = detection?.box
+            var landmarks = try engine.landmarks(image, box: box ?? central)
+            let keypoints = points == "yunet" ? try detection.flatMap { try engine.keypoints(image, box: $0.box) } : detection?.points
+            if yunet, let five = keypoints {
+                if i < 3 {  // the ordering check: the detector's points beside the 68-point ones
+                    var p68 = [Float](repeating: 0, count: 10)
+                    _ = cvis_recognizer_points(landmarks.flat, &p68)
+                    say("  \(files[i]): detector \(five.map { fmt(Double($0), 1) }.joined(separator: " ")); 68-point \(p68.map { fmt(Double($0), 1) }.joined(separator: " "))")
                 }
-                if yunet { store.lock.lock(); store.noPoints += 1; store.lock.unlock() }
-                if corners {
-                    // Every point of each eye moved to its corners' midpoint: the mean is then that.
-                    var flat = landmarks.flat
-                    for (a, b) in [(36, 39), (42, 45)] {
-                        let x = (flat[2 * a] + flat[2 * b]) / 2, y = (flat[2 * a + 1] + flat[2 * b + 1]) / 2
-                        for k in a..<(a + 6) { flat[2 * k] = x; flat[2 * k + 1] = y }
-                    }
-                    landmarks = Landmarks(flat: flat)
-                }
-                if mouth {
-                    var flat = landmarks.flat
-                    for (outer, inner) in [(48, 60), (54, 64)] {
-                        flat[2 * outer] = (flat[2 * outer] + flat[2 * inner]) / 2
-                        flat[2 * outer + 1] = (flat[2 * outer + 1] + flat[2 * inner + 1]) / 2
-                    }
-                    landmarks = Landmarks(flat: flat)
-                }
-                return try engine.secondDescriptors(image, landmarks: landmarks)
+                return try engine.secondDescriptors(image, points: five)
             }
-            store.lock.lock()
-            if let d { store.data.replaceSubrange((i * 256)..<((i + 1) * 256), with: d) } else { store.failed += 1 }
-            store.lock.unlock()
-            if t == 0, i % 500 == 0 { say("  \(i)/\(files.count) \(fmt(now() - start, 0)) s") }
+            if yunet { store.lock.lock(); store.noPoints += 1; store.lock.unlock() }
+            if corners {
+                // Every point of each eye moved to its corners' midpoint: the mean is then that.
+                var flat = landmarks.flat
+                for (a, b) in [(36, 39), (42, 45)] {
+                    let x = (flat[2 * a] + flat[2 * b]) / 2, y = (flat[2 * a + 1] + flat[2 * b + 1]) / 2
+                    for k in a..<(a + 6) { flat[2 * k] = x; flat[2 * k + 1] = y }
+                }
+                landmarks = Landmarks(flat: flat)
+            }
+            if mouth {
+                var flat = landmarks.flat
+                for (outer, inner) in [(48, 60), (54, 64)] {
+                    flat[2 * outer] = (flat[2 * outer] + flat[2 * inner]) / 2
+                    flat[2 * outer + 1] = (flat[2 * outer + 1] + flat[2 * inner + 1]) / 2
+                }
+                landmarks = Landmarks(flat: flat)
+            }
+            return try engine.secondDescriptors(image, landmarks: landmarks)
         }
+        store.lock.lock()
+        if let d { store.data.replaceSubrange((i * 256)..<((i + 1) * 256), with: d) } else { store.failed += 1 }
+        store.lock.unlock()
     }
-    let seconds = now() - start
     say("second network: \(files.count) images (chip + mirror) in \(fmt(seconds, 0)) s, \(fmt(seconds / Double(files.count) * 1000, 1)) ms/image wall on \(threads) threads; \(store.failed) failed\(yunet ? ", \(store.noPoints) without detector points (68-point ones used)" : "")")
     _ = store.data.withUnsafeBufferPointer { FileManager.default.createFile(atPath: cache, contents: Data(buffer: $0)) }
     return store.data
@@ -157,41 +142,9 @@ func evaluateSided(_ e: SidedEmbeddings, files: [String], folds: [[Pair]], label
     let std = (accuracies.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(accuracies.count)).squareRoot()
 
     let ids = files.map { String($0.split(separator: "/")[0]) }
-    let bins = 4000
-    var impostor = [Int](repeating: 0, count: bins + 1), genuine = impostor
-    let block = 512
-    var dots = [Float](repeating: 0, count: block * n)
-    var i0 = 0
-    while i0 < n {
-        let rows = min(block, n - i0)
-        e.a.withUnsafeBufferPointer { pa in
-            e.b.withUnsafeBufferPointer { pb in
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(n), Int32(dim), 1,
-                            pa.baseAddress! + i0 * dim, Int32(dim), pb.baseAddress, Int32(dim), 0, &dots, Int32(n))
-            }
-        }
-        for r in 0..<rows {
-            let i = i0 + r
-            for j in (i + 1)..<n {
-                let dd = Double(max(0, 2 - 2 * dots[r * n + j])).squareRoot()
-                let bin = min(bins, Int(dd / 2 * Double(bins)))
-                if ids[i] == ids[j] { genuine[bin] += 1 } else { impostor[bin] += 1 }
-            }
-        }
-        i0 += rows
-    }
-    let it = impostor.reduce(0, +), gt = genuine.reduce(0, +)
-    var tars: [Double] = []
-    for far in [1e-3, 1e-4, 1e-5] {
-        var ci = 0, cg = 0, best = 0
-        for b in 0...bins {
-            ci += impostor[b]; cg += genuine[b]
-            if Double(ci) / Double(it) <= far { best = cg } else { break }
-        }
-        tars.append(Double(best) / Double(gt) * 100)
-    }
-    say("\(label): LFW 10-fold \(fmt(mean * 100, 2)) % ± \(fmt(std * 100, 2)); all pairs (\(gt) genuine, \(it) impostor): TAR \(tars.map { fmt($0, 2) }.joined(separator: " / ")) % at FAR 1e-3/1e-4/1e-5")
-    return (impostor, bins, mean, tars[2])
+    let all = CrossPairs(a: e.a, b: e.b, dim: dim, ids: ids)
+    say("\(label): LFW 10-fold \(fmt(mean * 100, 2)) % ± \(fmt(std * 100, 2)); \(all.summary)")
+    return (all.impostor, all.bins, mean, all.tars[2])
 }
 
 /// Impostor mean and standard deviation of the cosine A·B over the View-2 impostor pairs.
@@ -387,18 +340,13 @@ func runLFWFusion() {
 
 /// Writes the second network's chips of LFW images (PPM) to /tmp, for looking at alignment failures.
 func runSecondChips(_ names: [String]) {
-    let models: FaceModels
-    do {
-        models = try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
-                                resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
-                                yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
-    } catch { fatalError("models: \(error)") }
+    let models = loadModels(secondNetwork: true)
     for name in names {
         guard let frame = readFrame(shared + "/faces/lfw/images/" + name) else { continue }
         let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
         let chip = try? models.withEngine { engine -> [UInt8]? in
             let found = try engine.detect(image, minSize: 30)
-            let box = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }?.box
+            let box = centralDetection(found)?.box
             let landmarks = try engine.landmarks(image, box: box ?? FaceBox(x: 68, y: 68, width: 114, height: 124))
             say("\(name): box \(box.map { "\(Int($0.x)),\(Int($0.y)) \(Int($0.width))x\(Int($0.height))" } ?? "none")")
             return try engine.secondChip(image, landmarks: landmarks)
@@ -422,12 +370,7 @@ func runSecondStages() {
         let sx = x * 250 / 375, sy = y * 250 / 375
         for c in 0..<3 { pixels[((y + 52) * w + x + 132) * 3 + c] = face.bgr!.pointer[(sy * 250 + sx) * 3 + c] }
     } }
-    let models: FaceModels
-    do {
-        models = try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
-                                resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
-                                yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
-    } catch { fatalError("models: \(error)") }
+    let models = loadModels(secondNetwork: true)
     pixels.withUnsafeBufferPointer { buffer in
         let image = ImageRef(pixels: buffer.baseAddress!, width: w, height: h, channels: 3)
         _ = try? models.withEngine { engine in

@@ -33,29 +33,19 @@ func computeViews(_ files: [String], views: Int, models: FaceModels, alignment: 
         init(_ n: Int) { data = [Float](repeating: 0, count: n) }
     }
     let store = Store(files.count * views * 128)
-    let start = now()
-    let threads = ProcessInfo.processInfo.activeProcessorCount
-    DispatchQueue.concurrentPerform(iterations: threads) { t in
-        var i = t
-        while i < files.count {
-            defer { i += threads }
-            guard let frame = readFrame(shared + "/faces/lfw/images/" + files[i]) else { continue }
-            let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
-            _ = try? models.withEngine { engine in
-                let found = try engine.detect(image, minSize: 30)
-                let central = FaceBox(x: 68, y: 68, width: 114, height: 124)
-                let box = found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }?.box
-                let landmarks = try engine.landmarks(image, box: box ?? central)
-                let d = try engine.descriptors(image, landmarks: landmarks, alignment: alignment, views: views)
-                store.lock.lock()
-                if box == nil { store.misses += 1 }
-                store.data.replaceSubrange((i * views * 128)..<((i + 1) * views * 128), with: d)
-                store.lock.unlock()
-            }
-            if t == 0, i % 500 == 0 { say("  \(i)/\(files.count) \(fmt(now() - start, 0)) s") }
+    let (seconds, threads) = forEachLFWImage(files) { i, image in
+        _ = try? models.withEngine { engine in
+            let found = try engine.detect(image, minSize: 30)
+            let central = FaceBox(x: 68, y: 68, width: 114, height: 124)
+            let box = centralDetection(found)?.box
+            let landmarks = try engine.landmarks(image, box: box ?? central)
+            let d = try engine.descriptors(image, landmarks: landmarks, alignment: alignment, views: views)
+            store.lock.lock()
+            if box == nil { store.misses += 1 }
+            store.data.replaceSubrange((i * views * 128)..<((i + 1) * views * 128), with: d)
+            store.lock.unlock()
         }
     }
-    let seconds = now() - start
     print("embedded \(views) views of \(files.count) images in \(fmt(seconds, 0)) s (\(fmt(seconds / Double(files.count) * 1000, 1)) ms/image wall, \(threads) threads); detector missed \(store.misses) (central box used)")
     if useCache { _ = store.data.withUnsafeBufferPointer { FileManager.default.createFile(atPath: cache, contents: Data(buffer: $0)) } }
     return ViewDescriptors(files: files, views: views, data: store.data)
@@ -67,6 +57,57 @@ func computeViews(_ files: [String], views: Int, models: FaceModels, alignment: 
 struct PairHistograms {
     let impostor: [Int]
     let bins: Int
+}
+
+/// Every pair i < j of `n` unit embeddings, row i of `a` against row j of `b` (`dim` floats each),
+/// binned by distance (0–2 in `bins` bins; dot products by blocks of 512 rows through BLAS), a
+/// pair genuine when `ids` agree; and the TAR (%) at FAR 1e-3, 1e-4 and 1e-5 read off the bins.
+struct CrossPairs {
+    let bins: Int
+    private(set) var impostor: [Int]
+    private(set) var genuine: [Int]
+    private(set) var tars: [Double] = []
+
+    init(a: [Float], b: [Float], dim: Int, ids: [String], bins: Int = 4000) {
+        let n = ids.count
+        self.bins = bins
+        impostor = [Int](repeating: 0, count: bins + 1)
+        genuine = impostor
+        let block = 512
+        var dots = [Float](repeating: 0, count: block * n)
+        var i0 = 0
+        while i0 < n {
+            let rows = min(block, n - i0)
+            a.withUnsafeBufferPointer { pa in
+                b.withUnsafeBufferPointer { pb in
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(n), Int32(dim), 1,
+                                pa.baseAddress! + i0 * dim, Int32(dim), pb.baseAddress, Int32(dim), 0, &dots, Int32(n))
+                }
+            }
+            for r in 0..<rows {
+                let i = i0 + r
+                for j in (i + 1)..<n {
+                    let dd = Double(max(0, 2 - 2 * dots[r * n + j])).squareRoot()
+                    let bin = min(bins, Int(dd / 2 * Double(bins)))
+                    if ids[i] == ids[j] { genuine[bin] += 1 } else { impostor[bin] += 1 }
+                }
+            }
+            i0 += rows
+        }
+        let it = impostor.reduce(0, +), gt = genuine.reduce(0, +)
+        for far in [1e-3, 1e-4, 1e-5] {
+            var ci = 0, cg = 0, best = 0
+            for b in 0...bins {
+                ci += impostor[b]; cg += genuine[b]
+                if Double(ci) / Double(it) <= far { best = cg } else { break }
+            }
+            tars.append(Double(best) / Double(gt) * 100)
+        }
+    }
+
+    var summary: String {
+        "all pairs (\(genuine.reduce(0, +)) genuine, \(impostor.reduce(0, +)) impostor): TAR \(tars.map { fmt($0, 2) }.joined(separator: " / ")) % at FAR 1e-3/1e-4/1e-5"
+    }
 }
 
 @discardableResult
@@ -98,41 +139,9 @@ func evaluateViews(_ d: ViewDescriptors, folds: [[Pair]], a: [Int], b: [Int], la
     let std = (accuracies.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(accuracies.count)).squareRoot()
 
     let ids = d.files.map { String($0.split(separator: "/")[0]) }
-    let bins = 4000
-    var impostor = [Int](repeating: 0, count: bins + 1), genuine = impostor
-    let block = 512
-    var dots = [Float](repeating: 0, count: block * n)
-    var i0 = 0
-    while i0 < n {
-        let rows = min(block, n - i0)
-        ma.withUnsafeBufferPointer { pa in
-            mb.withUnsafeBufferPointer { pb in
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(n), 128, 1,
-                            pa.baseAddress! + i0 * 128, 128, pb.baseAddress, 128, 0, &dots, Int32(n))
-            }
-        }
-        for r in 0..<rows {
-            let i = i0 + r
-            for j in (i + 1)..<n {
-                let dd = Double(max(0, 2 - 2 * dots[r * n + j])).squareRoot()
-                let bin = min(bins, Int(dd / 2 * Double(bins)))
-                if ids[i] == ids[j] { genuine[bin] += 1 } else { impostor[bin] += 1 }
-            }
-        }
-        i0 += rows
-    }
-    let it = impostor.reduce(0, +), gt = genuine.reduce(0, +)
-    var tars: [String] = []
-    for far in [1e-3, 1e-4, 1e-5] {
-        var ci = 0, cg = 0, best = 0
-        for b in 0...bins {
-            ci += impostor[b]; cg += genuine[b]
-            if Double(ci) / Double(it) <= far { best = cg } else { break }
-        }
-        tars.append(fmt(Double(best) / Double(gt) * 100, 2))
-    }
-    say("\(label): LFW 10-fold \(fmt(mean * 100, 2)) % ± \(fmt(std * 100, 2)) (folds: \(accuracies.map { fmt($0 * 100, 1) }.joined(separator: " "))); all pairs (\(gt) genuine, \(it) impostor): TAR \(tars.joined(separator: " / ")) % at FAR 1e-3/1e-4/1e-5")
-    return PairHistograms(impostor: impostor, bins: bins)
+    let all = CrossPairs(a: ma, b: mb, dim: 128, ids: ids)
+    say("\(label): LFW 10-fold \(fmt(mean * 100, 2)) % ± \(fmt(std * 100, 2)) (folds: \(accuracies.map { fmt($0 * 100, 1) }.joined(separator: " "))); \(all.summary)")
+    return PairHistograms(impostor: all.impostor, bins: all.bins)
 }
 
 func runLFWViews(count: Int) {

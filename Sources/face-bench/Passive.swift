@@ -6,16 +6,7 @@ import BiometricFace
 import BiometricProtocol
 import Foundation
 
-func loadPassiveModels() -> FaceModels {
-    do {
-        return try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
-                              resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
-                              yunet: modelsDir + "/face_detection_yunet_2023mar.onnx",
-                              antispoof: .init(folder: modelsDir))
-    } catch {
-        fatalError("models: \(error) (run scripts/setup.sh; the anti-spoofing models come from ../shared/models/antispoof)")
-    }
-}
+func loadPassiveModels() -> FaceModels { loadModels(antispoof: true) }
 
 /// `frame` cut to `box` scaled by `scale` about its centre (clamped to the frame): a replay held so
 /// close that no border is in view.
@@ -447,7 +438,7 @@ func runLandmarks() {
         let image = ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3)
         _ = try? pfld.withEngine { pe in
             try dlib.withEngine { de in
-                guard let box = try pe.detect(image, minSize: 30).min(by: { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) })?.box
+                guard let box = centralDetection(try pe.detect(image, minSize: 30))?.box
                 else { return }
                 var t = now()
                 let a = try pe.landmarks(image, box: box)

@@ -53,14 +53,40 @@ func now() -> Double {
 }
 func fmt(_ v: Double, _ d: Int = 2) -> String { String(format: "%.\(d)f", v) }
 
-func loadModels(yunet: Bool = true) -> FaceModels {
+/// The face models the benches run: dlib's and the landmark network always; YuNet, the two
+/// anti-spoofing networks and the second face network as asked.
+func loadModels(yunet: Bool = true, antispoof: Bool = false, secondNetwork: Bool = false) -> FaceModels {
     do {
         return try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
                               resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
-                              yunet: yunet ? modelsDir + "/face_detection_yunet_2023mar.onnx" : nil)
+                              yunet: yunet ? modelsDir + "/face_detection_yunet_2023mar.onnx" : nil,
+                              antispoof: antispoof ? .init(folder: modelsDir) : nil,
+                              recognizer: secondNetwork ? recognizerPath() : nil)
     } catch {
-        fatalError("models: \(error) (run scripts/setup.sh)")
+        fatalError("models: \(error) (run scripts/setup.sh; the anti-spoofing models come from ../shared/models/antispoof)")
     }
+}
+
+/// Runs `body` on every LFW image of `files` (its index, the decoded image), on every core, with
+/// progress every 500 images; returns the wall time and the thread count.
+func forEachLFWImage(_ files: [String], _ body: @Sendable (Int, ImageRef) -> Void) -> (seconds: Double, threads: Int) {
+    let start = now()
+    let threads = ProcessInfo.processInfo.activeProcessorCount
+    DispatchQueue.concurrentPerform(iterations: threads) { t in
+        var i = t
+        while i < files.count {
+            defer { i += threads }
+            guard let frame = readFrame(shared + "/faces/lfw/images/" + files[i]) else { continue }
+            body(i, ImageRef(pixels: UnsafePointer(frame.bgr!.pointer), width: frame.width, height: frame.height, channels: 3))
+            if t == 0, i % 500 == 0 { say("  \(i)/\(files.count) \(fmt(now() - start, 0)) s") }
+        }
+    }
+    return (now() - start, threads)
+}
+
+/// The detection nearest the centre of a 250x250 LFW image (where LFW puts the named person).
+func centralDetection(_ found: [FaceEngine.Detection]) -> FaceEngine.Detection? {
+    found.min { abs($0.box.centerX - 125) + abs($0.box.centerY - 125) < abs($1.box.centerX - 125) + abs($1.box.centerY - 125) }
 }
 
 /// A decoded image file as a Frame.
@@ -282,16 +308,7 @@ func runIdentify() {
     // --fused: version-2 templates (the second network too), searched on the fused score
     // (FaceGallerySet: the 256-d fused rows), against the exhaustive fused search.
     let fusedMode = arguments.contains("--fused")
-    let models: FaceModels
-    if fusedMode {
-        do {
-            models = try FaceModels(landmarks: landmarkModel, shape5: modelsDir + "/shape_predictor_5_face_landmarks.dat",
-                                    resnet: modelsDir + "/dlib_face_recognition_resnet_model_v1.dat",
-                                    yunet: modelsDir + "/face_detection_yunet_2023mar.onnx", recognizer: recognizerPath())
-        } catch { fatalError("models: \(error)") }
-    } else {
-        models = loadModels()
-    }
+    let models = loadModels(secondNetwork: fusedMode)
     let root = shared + "/faces/lfw/images"
     let people = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted().filter {
         ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + $0)) ?? []).count >= 2
