@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <omp.h>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -22,20 +21,43 @@
 #include <dnnl.hpp>
 #include <onnx/onnx_pb.h>
 
+// libdnnl's threads are OpenMP's (Debian builds it with DNNL_CPU_THREADING_RUNTIME OMP, libgomp).
+// Declared here: Swift's clang does not see GCC's omp.h.
+extern "C" void omp_set_num_threads(int threads);
+
 namespace cvis {
 namespace {
 
 using dnnl::algorithm;
 using dnnl::memory;
 
-/// An activation: dims N, C, H, W, stored NHWC.
+/// Buffers of one pass, reused from op to op: a fresh allocation per activation would be a fresh
+/// mapping (page faults and zeroing on every op, a quarter of the pass). Emptied after the pass.
+struct Pool {
+    std::vector<std::vector<float>> free;
+    std::vector<float> take(size_t n) {
+        size_t best = free.size();
+        for (size_t k = 0; k < free.size(); ++k)
+            if (free[k].size() >= n && (best == free.size() || free[k].size() < free[best].size())) best = k;
+        if (best == free.size()) return std::vector<float>(n);
+        std::vector<float> v = std::move(free[best]);
+        free.erase(free.begin() + long(best));
+        return v;
+    }
+    void give(std::vector<float> &&v) {
+        if (!v.empty()) free.push_back(std::move(v));
+    }
+};
+
+/// An activation: dims N, C, H, W, stored NHWC in the first size() floats of `d` (which may be
+/// longer: a reused buffer).
 struct Tensor {
     int n = 1, c = 1, h = 1, w = 1;
     std::vector<float> d;
     size_t size() const { return size_t(n) * size_t(c) * size_t(h) * size_t(w); }
-    void shape(int n_, int c_, int h_, int w_) {
+    void shape(Pool &pool, int n_, int c_, int h_, int w_) {
         n = n_, c = c_, h = h_, w = w_;
-        d.assign(size(), 0.f);
+        d = pool.take(size());
     }
 };
 
@@ -58,12 +80,20 @@ struct Op {
     bool samePad = false, gelu = false;
     float eps = 0;
     int axis = 1, start = 0, end = 0;
-    // conv state: the primitive for the last input shape
-    long key = -1;
-    dnnl::convolution_forward prim;
-    memory weightsMemory;
-    int oh = 0, ow = 0;
+    // conv state: the primitives made for the input shapes seen (most recent first), and the
+    // weights in the layout they chose
+    struct Prepared {
+        long key;
+        dnnl::convolution_forward prim;
+        memory weights;
+        int oh, ow;
+    };
+    std::vector<Prepared> prepared;
 };
+
+/// Input shapes a network keeps its convolutions prepared for (each ~1–2 MB of kernels and
+/// weights; making them again for a new shape costs ~100 ms).
+constexpr size_t kPreparedShapes = 8; // print_learned.cpp feeds 7 shapes
 
 int attrInt(const onnx::NodeProto &n, const char *name, int fallback) {
     for (const auto &a : n.attribute())
@@ -94,6 +124,7 @@ struct LeaderNet::Impl {
     std::vector<Op> ops;
     int input = 0, output = 0, slots = 0;
     std::vector<int> lastUse; // per slot: the op after which it is freed
+    Pool pool;
 
     void build(const onnx::ModelProto &model) {
         const auto &g = model.graph();
@@ -252,13 +283,14 @@ struct LeaderNet::Impl {
             pt = th / 2, pb = th - pt, pl = tw / 2, pr = tw - pl;
         }
         const long key = (long(x.n) * 8192 + x.h) * 8192 + x.w;
-        if (op.key != key) {
-            op.oh = (x.h + pt + pb - ((kh - 1) * op.dilations[0] + 1)) / op.strides[0] + 1;
-            op.ow = (x.w + pl + pr - ((kw - 1) * op.dilations[1] + 1)) / op.strides[1] + 1;
+        auto found = std::find_if(op.prepared.begin(), op.prepared.end(), [&](const Op::Prepared &p) { return p.key == key; });
+        if (found == op.prepared.end()) {
+            const int oh = (x.h + pt + pb - ((kh - 1) * op.dilations[0] + 1)) / op.strides[0] + 1;
+            const int ow = (x.w + pl + pr - ((kw - 1) * op.dilations[1] + 1)) / op.strides[1] + 1;
             const auto f32 = memory::data_type::f32;
             const memory::dims wdims = g > 1 ? memory::dims{g, O / g, I, kh, kw} : memory::dims{O, I, kh, kw};
             const memory::desc src({x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc);
-            const memory::desc dst({x.n, O, op.oh, op.ow}, f32, memory::format_tag::nhwc);
+            const memory::desc dst({x.n, O, oh, ow}, f32, memory::format_tag::nhwc);
             const memory::desc anyWeights(wdims, f32, memory::format_tag::any);
             const memory::desc bias({O}, f32, memory::format_tag::a);
             const memory::dims strides{op.strides[0], op.strides[1]}, dil{op.dilations[0] - 1, op.dilations[1] - 1};
@@ -274,22 +306,31 @@ struct LeaderNet::Impl {
                 attr.set_post_ops(post);
             }
             const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
-            if (!op.weightsMemory || op.weightsMemory.get_desc() != pd.weights_desc()) {
+            memory weights;
+            for (const auto &p : op.prepared)
+                if (p.weights.get_desc() == pd.weights_desc()) weights = p.weights; // shared, read only
+            if (!weights) {
                 memory user({wdims, f32, g > 1 ? memory::format_tag::goihw : memory::format_tag::oihw}, engine,
                             const_cast<float *>(op.weights->f.data()));
-                op.weightsMemory = memory(pd.weights_desc(), engine);
-                dnnl::reorder(user, op.weightsMemory).execute(stream, user, op.weightsMemory);
+                weights = memory(pd.weights_desc(), engine);
+                dnnl::reorder(user, weights).execute(stream, user, weights);
+                stream.wait();
             }
-            op.prim = dnnl::convolution_forward(pd);
-            op.key = key;
+            if (op.prepared.size() == kPreparedShapes) op.prepared.pop_back();
+            op.prepared.insert(op.prepared.begin(), Op::Prepared{key, dnnl::convolution_forward(pd), weights, oh, ow});
+            found = op.prepared.begin();
+        } else if (found != op.prepared.begin()) {
+            std::rotate(op.prepared.begin(), found, found + 1);
+            found = op.prepared.begin();
         }
-        y.shape(x.n, O, op.oh, op.ow);
+        const Op::Prepared &ready = *found;
+        y.shape(pool, x.n, O, ready.oh, ready.ow);
         const auto f32 = memory::data_type::f32;
         memory src({{x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc}, engine, const_cast<float *>(x.d.data()));
         memory dst({{y.n, y.c, y.h, y.w}, f32, memory::format_tag::nhwc}, engine, y.d.data());
-        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, op.weightsMemory}, {DNNL_ARG_DST, dst}};
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, ready.weights}, {DNNL_ARG_DST, dst}};
         if (op.bias) args[DNNL_ARG_BIAS] = memory({{O}, f32, memory::format_tag::a}, engine, const_cast<float *>(op.bias->f.data()));
-        op.prim.execute(stream, args);
+        ready.prim.execute(stream, args);
         stream.wait(); // the source may be freed next
     }
 
@@ -303,7 +344,20 @@ struct LeaderNet::Impl {
         stream.wait();
     }
 
-    void step(Op &op, std::vector<Tensor> &t) {
+    /// A copy of `x` to change in place, or `x` itself when op `k` is the last to read it.
+    Tensor changeable(std::vector<Tensor> &t, int slot, int k) {
+        Tensor &x = t[size_t(slot)];
+        const auto &in = ops[size_t(k)].in;
+        if (lastUse[size_t(slot)] == k && slot != output && slot != input && std::count(in.begin(), in.end(), slot) == 1)
+            return std::move(x);
+        Tensor y;
+        y.shape(pool, x.n, x.c, x.h, x.w);
+        std::memcpy(y.d.data(), x.d.data(), x.size() * 4);
+        return y;
+    }
+
+    void step(int k, std::vector<Tensor> &t) {
+        Op &op = ops[size_t(k)];
         const Tensor &x = t[size_t(op.in[0])];
         Tensor y;
         switch (op.kind) {
@@ -312,29 +366,32 @@ struct LeaderNet::Impl {
             break;
         case Kind::gelu:
         case Kind::sigmoid:
-            y = x;
+            y = changeable(t, op.in[0], k);
             eltwise(y, op.kind == Kind::gelu ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_logistic);
             break;
         case Kind::layerNorm: {
-            y = x;
+            // Over each pixel's channels: NHWC is a [pixels, C] matrix, oneDNN's layer norm.
+            y = changeable(t, op.in[0], k);
             const int C = y.c;
             if (op.constant->f.size() != size_t(C) || op.bias->f.size() != size_t(C)) unknown("LayerNorm channels");
-            const float *gamma = op.constant->f.data(), *beta = op.bias->f.data();
-            for (size_t p = 0, pixels = y.size() / size_t(C); p < pixels; ++p) {
-                float *v = y.d.data() + p * size_t(C);
-                float mean = 0;
-                for (int c = 0; c < C; ++c) mean += v[c];
-                mean /= float(C);
-                float var = 0;
-                for (int c = 0; c < C; ++c) var += (v[c] - mean) * (v[c] - mean);
-                const float sd = std::sqrt(var / float(C) + op.eps);
-                for (int c = 0; c < C; ++c) v[c] = (v[c] - mean) / sd * gamma[c] + beta[c];
-            }
+            const auto f32 = memory::data_type::f32;
+            const memory::desc md({memory::dim(y.size() / size_t(C)), C}, f32, memory::format_tag::ab);
+            const dnnl::layer_normalization_forward::primitive_desc pd(
+                dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, op.eps,
+                                                        dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
+                engine);
+            memory data(md, engine, y.d.data()), mean(pd.mean_desc(), engine), variance(pd.variance_desc(), engine);
+            memory scale({{C}, f32, memory::format_tag::a}, engine, const_cast<float *>(op.constant->f.data()));
+            memory shift({{C}, f32, memory::format_tag::a}, engine, const_cast<float *>(op.bias->f.data()));
+            dnnl::layer_normalization_forward(pd).execute(stream, {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}, {DNNL_ARG_MEAN, mean},
+                                                                   {DNNL_ARG_VARIANCE, variance}, {DNNL_ARG_SCALE, scale},
+                                                                   {DNNL_ARG_SHIFT, shift}});
+            stream.wait();
             break;
         }
         case Kind::add:
         case Kind::mul: {
-            y = x;
+            y = changeable(t, op.in[0], k);
             const bool add = op.kind == Kind::add;
             if (op.constant) {
                 const auto &b = op.constant->f;
@@ -351,7 +408,7 @@ struct LeaderNet::Impl {
             break;
         }
         case Kind::transpose: // [N, C, H, W] -> [C, N, H, W]
-            y.shape(x.c, x.n, x.h, x.w);
+            y.shape(pool, x.c, x.n, x.h, x.w);
             for (int n = 0; n < x.n; ++n)
                 for (int h = 0; h < x.h; ++h)
                     for (int w = 0; w < x.w; ++w) {
@@ -368,9 +425,13 @@ struct LeaderNet::Impl {
                     if (a.c != x.c || a.h != x.h || a.w != x.w) unknown("Concat of different shapes");
                     n += a.n;
                 }
-                y.n = n, y.c = x.c, y.h = x.h, y.w = x.w;
-                y.d.reserve(y.size());
-                for (int s : op.in) y.d.insert(y.d.end(), t[size_t(s)].d.begin(), t[size_t(s)].d.end());
+                y.shape(pool, n, x.c, x.h, x.w);
+                size_t at = 0;
+                for (int s : op.in) {
+                    const Tensor &a = t[size_t(s)];
+                    std::memcpy(y.d.data() + at, a.d.data(), a.size() * 4);
+                    at += a.size();
+                }
             } else {
                 int c = 0;
                 for (int s : op.in) {
@@ -378,7 +439,7 @@ struct LeaderNet::Impl {
                     if (a.n != x.n || a.h != x.h || a.w != x.w) unknown("Concat of different shapes");
                     c += a.c;
                 }
-                y.shape(x.n, c, x.h, x.w);
+                y.shape(pool, x.n, c, x.h, x.w);
                 const size_t pixels = size_t(x.n) * size_t(x.h) * size_t(x.w);
                 int offset = 0;
                 for (int s : op.in) {
@@ -391,7 +452,7 @@ struct LeaderNet::Impl {
             break;
         case Kind::slice: {
             const int s = std::clamp(op.start, 0, x.c), e = std::clamp(op.end, s, x.c);
-            y.shape(x.n, e - s, x.h, x.w);
+            y.shape(pool, x.n, e - s, x.h, x.w);
             const size_t pixels = size_t(x.n) * size_t(x.h) * size_t(x.w);
             for (size_t p = 0; p < pixels; ++p)
                 std::memcpy(&y.d[p * size_t(y.c)], &x.d[p * size_t(x.c) + size_t(s)], size_t(y.c) * 4);
@@ -401,7 +462,7 @@ struct LeaderNet::Impl {
         case Kind::avgPool: {
             // 2x2, stride 2, SAME_UPPER on even sides (the input's sides are multiples of 32).
             if (x.h % 2 || x.w % 2) unknown("pooling an odd side");
-            y.shape(x.n, x.c, x.h / 2, x.w / 2);
+            y.shape(pool, x.n, x.c, x.h / 2, x.w / 2);
             const size_t C = size_t(x.c), row = size_t(x.w) * C;
             for (int n = 0; n < y.n; ++n)
                 for (int h = 0; h < y.h; ++h)
@@ -416,7 +477,7 @@ struct LeaderNet::Impl {
             break;
         }
         case Kind::resize: // nearest, 2x
-            y.shape(x.n, x.c, x.h * 2, x.w * 2);
+            y.shape(pool, x.n, x.c, x.h * 2, x.w * 2);
             for (int n = 0; n < y.n; ++n)
                 for (int h = 0; h < y.h; ++h)
                     for (int w = 0; w < y.w; ++w)
@@ -444,12 +505,16 @@ cv::Mat LeaderNet::run(const cv::Mat &input) {
     Impl &m = *impl_;
     std::vector<Tensor> t(size_t(m.slots));
     Tensor &in = t[size_t(m.input)];
-    in.shape(1, 1, input.rows, input.cols);
+    in.shape(m.pool, 1, 1, input.rows, input.cols);
     for (int y = 0; y < input.rows; ++y) std::memcpy(&in.d[size_t(y) * size_t(input.cols)], input.ptr<float>(y), size_t(input.cols) * 4);
+    struct Drain { // the pass's buffers go back to the system, whatever happens
+        Impl &m;
+        ~Drain() { m.pool.free.clear(); }
+    } drain{m};
     for (int k = 0; k < int(m.ops.size()); ++k) {
-        m.step(m.ops[size_t(k)], t);
+        m.step(k, t);
         for (int s : m.ops[size_t(k)].in)
-            if (m.lastUse[size_t(s)] == k && s != m.output) std::vector<float>().swap(t[size_t(s)].d);
+            if (m.lastUse[size_t(s)] == k && s != m.output) m.pool.give(std::move(t[size_t(s)].d));
     }
     m.stream.wait();
     const Tensor &out = t[size_t(m.output)];

@@ -59,6 +59,10 @@ using cvis::guarded;
 constexpr int kMultiple = 32; // the network halves the resolution five times
 constexpr int kMargin = 16;   // pixels kept around the print area (the receptive field sees context)
 constexpr int kNMS = 7;       // the network's non-maximum suppression window
+/// The input shapes (width, height) of a windowed print: about CVIS_PRINT_LEARNED_MAX_PIXELS each,
+/// from tall to wide.
+constexpr int kShapes = 7;
+constexpr int kShape[kShapes][2] = {{224, 448}, {256, 384}, {288, 352}, {320, 320}, {352, 288}, {384, 256}, {448, 224}};
 
 std::unique_ptr<cvis::LeaderNet> makeNet(const cvis_print_learned *model) {
     auto net = std::make_unique<cvis::LeaderNet>(model->map, model->size);
@@ -110,11 +114,11 @@ std::vector<LearnedMinutia> learnedMinutiae(cvis_print_learned *model, const cv:
     cv::Rect box = cv::boundingRect(area);
     box.x -= kMargin, box.y -= kMargin, box.width += 2 * kMargin, box.height += 2 * kMargin;
     box &= cv::Rect(0, 0, grey.cols, grey.rows);
+    cv::Moments mo = cv::moments(area, true);
+    const double cx = mo.m10 / std::max(1.0, mo.m00), cy = mo.m01 / std::max(1.0, mo.m00);
     if (maxPixels > 0 && double(box.width) * box.height > maxPixels) {
         // The network's time grows with its input: beyond maxPixels only a window around the
         // print's centre of mass is searched (the part a genuine impression most often shares).
-        cv::Moments mo = cv::moments(area, true);
-        const double cx = mo.m10 / std::max(1.0, mo.m00), cy = mo.m01 / std::max(1.0, mo.m00);
         const double shrink = std::sqrt(maxPixels / (double(box.width) * box.height));
         const int w = std::max(64, int(box.width * shrink)), h = std::max(64, int(box.height * shrink));
         int x = int(std::lround(cx - w / 2.0)), y = int(std::lround(cy - h / 2.0));
@@ -122,8 +126,23 @@ std::vector<LearnedMinutia> learnedMinutiae(cvis_print_learned *model, const cv:
         y = std::clamp(y, box.y, std::max(box.y, box.y + box.height - h));
         box = cv::Rect(x, y, std::min(w, box.width), std::min(h, box.height));
     }
-    const int W = (box.width + kMultiple - 1) / kMultiple * kMultiple;
-    const int H = (box.height + kMultiple - 1) / kMultiple * kMultiple;
+    int W = (box.width + kMultiple - 1) / kMultiple * kMultiple;
+    int H = (box.height + kMultiple - 1) / kMultiple * kMultiple;
+    if (maxPixels > 0) {
+        // One of a few input shapes of about maxPixels, the one closest to the window's: the
+        // network prepares its convolutions for each input shape (~100 ms a shape, then kept), so
+        // a handful of shapes keeps that to the first prints a network sees. The window is cut
+        // to the shape around the centre of mass, or padded with the background.
+        const double aspect = double(box.width) / double(box.height);
+        int best = 0;
+        for (int k = 1; k < kShapes; ++k)
+            if (std::abs(std::log(double(kShape[k][0]) / kShape[k][1] / aspect)) <
+                std::abs(std::log(double(kShape[best][0]) / kShape[best][1] / aspect)))
+                best = k;
+        W = kShape[best][0], H = kShape[best][1];
+        if (box.width > W) box.x = std::clamp(int(std::lround(cx - W / 2.0)), box.x, box.x + box.width - W), box.width = W;
+        if (box.height > H) box.y = std::clamp(int(std::lround(cy - H / 2.0)), box.y, box.y + box.height - H), box.height = H;
+    }
     const int left = (W - box.width) / 2, top = (H - box.height) / 2;
     // Padding takes the background's grey (the median outside the print area, or white), as the
     // network saw blank sensor around prints, not a black frame.
