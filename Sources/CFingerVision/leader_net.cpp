@@ -86,6 +86,7 @@ struct Op {
         long key;
         dnnl::convolution_forward prim;
         memory weights;
+        memory::desc scratch;
         int oh, ow;
     };
     std::vector<Prepared> prepared;
@@ -300,6 +301,8 @@ struct LeaderNet::Impl {
                                       : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
                                                                         src, anyWeights, dst, strides, dil, padL, padR);
             dnnl::primitive_attr attr;
+            // Scratch memory comes from the pass's pool, not one buffer per primitive for its life.
+            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
             if (op.gelu) {
                 dnnl::post_ops post;
                 post.append_eltwise(1.f, algorithm::eltwise_gelu_tanh, 0.f, 0.f);
@@ -317,7 +320,7 @@ struct LeaderNet::Impl {
                 stream.wait();
             }
             if (op.prepared.size() == kPreparedShapes) op.prepared.pop_back();
-            op.prepared.insert(op.prepared.begin(), Op::Prepared{key, dnnl::convolution_forward(pd), weights, oh, ow});
+            op.prepared.insert(op.prepared.begin(), Op::Prepared{key, dnnl::convolution_forward(pd), weights, pd.scratchpad_desc(), oh, ow});
             found = op.prepared.begin();
         } else if (found != op.prepared.begin()) {
             std::rotate(op.prepared.begin(), found, found + 1);
@@ -329,9 +332,12 @@ struct LeaderNet::Impl {
         memory src({{x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc}, engine, const_cast<float *>(x.d.data()));
         memory dst({{y.n, y.c, y.h, y.w}, f32, memory::format_tag::nhwc}, engine, y.d.data());
         std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, ready.weights}, {DNNL_ARG_DST, dst}};
+        std::vector<float> scratch = pool.take(ready.scratch.get_size() / 4 + 1);
+        args[DNNL_ARG_SCRATCHPAD] = memory(ready.scratch, engine, scratch.data());
         if (op.bias) args[DNNL_ARG_BIAS] = memory({{O}, f32, memory::format_tag::a}, engine, const_cast<float *>(op.bias->f.data()));
         ready.prim.execute(stream, args);
         stream.wait(); // the source may be freed next
+        pool.give(std::move(scratch));
     }
 
     /// In place, by oneDNN's vectorised kernels.
@@ -491,12 +497,19 @@ struct LeaderNet::Impl {
 };
 
 LeaderNet::LeaderNet(const void *bytes, size_t size) : impl_(std::make_unique<Impl>()) {
+    // Each network keeps its own prepared convolutions; oneDNN's process-wide cache of them would
+    // keep their kernels after the daemon frees an idle network (print_learned.cpp).
+    dnnl::set_primitive_cache_capacity(0);
     onnx::ModelProto model;
     if (size > size_t(INT32_MAX) || !model.ParseFromArray(bytes, int(size))) throw std::runtime_error("learned extractor: not an ONNX model");
     impl_->build(model);
 }
 
 LeaderNet::~LeaderNet() = default;
+
+void LeaderNet::forget() {
+    for (Op &op : impl_->ops) op.prepared.clear();
+}
 
 cv::Mat LeaderNet::run(const cv::Mat &input) {
     if (input.type() != CV_32F || input.dims != 2 || input.rows % 32 || input.cols % 32 || input.empty())

@@ -28,6 +28,10 @@ public:
     /// [1, 5, H, W] maps (probability, direction components, type, blurred probability).
     cv::Mat run(const cv::Mat &input);
 
+    /// Drops the convolutions prepared for input shapes (their kernels and the weights in the
+    /// layouts they chose): the next run prepares them again (~100 ms on one core).
+    void forget();
+
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
