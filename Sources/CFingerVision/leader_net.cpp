@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -80,8 +81,8 @@ struct Op {
     bool samePad = false, gelu = false;
     float eps = 0;
     int axis = 1, start = 0, end = 0;
-    // conv state: the primitives made for the input shapes seen (most recent first), and the
-    // weights in the layout they chose
+    // conv state: the primitive made for the input shape of this pass, and the weights in the
+    // layout it chose (dropped by LeaderNet::forget after each pass)
     struct Prepared {
         long key;
         dnnl::convolution_forward prim;
@@ -89,12 +90,8 @@ struct Op {
         memory::desc scratch;
         int oh, ow;
     };
-    std::vector<Prepared> prepared;
+    std::optional<Prepared> prepared;
 };
-
-/// Input shapes a network keeps its convolutions prepared for (each ~1–2 MB of kernels and
-/// weights; making them again for a new shape costs ~100 ms).
-constexpr size_t kPreparedShapes = 8; // print_learned.cpp feeds 7 shapes
 
 int attrInt(const onnx::NodeProto &n, const char *name, int fallback) {
     for (const auto &a : n.attribute())
@@ -213,7 +210,9 @@ struct LeaderNet::Impl {
                 op.kind = Kind::conv;
                 op.in = {slotOf(n.input(0))};
                 op.weights = constant(n.input(1));
-                if (!op.weights || op.weights->dims.size() != 4) unknown("Conv weights");
+                if (!op.weights || op.weights->dims.size() != 4 ||
+                    int64_t(op.weights->f.size()) != op.weights->dims[0] * op.weights->dims[1] * op.weights->dims[2] * op.weights->dims[3])
+                    unknown("Conv weights");
                 if (n.input_size() > 2) {
                     op.bias = constant(n.input(2));
                     if (!op.bias || int64_t(op.bias->f.size()) != op.weights->dims[0]) unknown("Conv bias");
@@ -284,8 +283,7 @@ struct LeaderNet::Impl {
             pt = th / 2, pb = th - pt, pl = tw / 2, pr = tw - pl;
         }
         const long key = (long(x.n) * 8192 + x.h) * 8192 + x.w;
-        auto found = std::find_if(op.prepared.begin(), op.prepared.end(), [&](const Op::Prepared &p) { return p.key == key; });
-        if (found == op.prepared.end()) {
+        if (!op.prepared || op.prepared->key != key) {
             const int oh = (x.h + pt + pb - ((kh - 1) * op.dilations[0] + 1)) / op.strides[0] + 1;
             const int ow = (x.w + pl + pr - ((kw - 1) * op.dilations[1] + 1)) / op.strides[1] + 1;
             const auto f32 = memory::data_type::f32;
@@ -309,24 +307,14 @@ struct LeaderNet::Impl {
                 attr.set_post_ops(post);
             }
             const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
-            memory weights;
-            for (const auto &p : op.prepared)
-                if (p.weights.get_desc() == pd.weights_desc()) weights = p.weights; // shared, read only
-            if (!weights) {
-                memory user({wdims, f32, g > 1 ? memory::format_tag::goihw : memory::format_tag::oihw}, engine,
-                            const_cast<float *>(op.weights->f.data()));
-                weights = memory(pd.weights_desc(), engine);
-                dnnl::reorder(user, weights).execute(stream, user, weights);
-                stream.wait();
-            }
-            if (op.prepared.size() == kPreparedShapes) op.prepared.pop_back();
-            op.prepared.insert(op.prepared.begin(), Op::Prepared{key, dnnl::convolution_forward(pd), weights, pd.scratchpad_desc(), oh, ow});
-            found = op.prepared.begin();
-        } else if (found != op.prepared.begin()) {
-            std::rotate(op.prepared.begin(), found, found + 1);
-            found = op.prepared.begin();
+            memory user({wdims, f32, g > 1 ? memory::format_tag::goihw : memory::format_tag::oihw}, engine,
+                        const_cast<float *>(op.weights->f.data()));
+            memory weights(pd.weights_desc(), engine);
+            dnnl::reorder(user, weights).execute(stream, user, weights);
+            stream.wait();
+            op.prepared = Op::Prepared{key, dnnl::convolution_forward(pd), weights, pd.scratchpad_desc(), oh, ow};
         }
-        const Op::Prepared &ready = *found;
+        const Op::Prepared &ready = *op.prepared;
         y.shape(pool, x.n, O, ready.oh, ready.ow);
         const auto f32 = memory::data_type::f32;
         memory src({{x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc}, engine, const_cast<float *>(x.d.data()));
@@ -508,7 +496,7 @@ LeaderNet::LeaderNet(const void *bytes, size_t size) : impl_(std::make_unique<Im
 LeaderNet::~LeaderNet() = default;
 
 void LeaderNet::forget() {
-    for (Op &op : impl_->ops) op.prepared.clear();
+    for (Op &op : impl_->ops) op.prepared.reset();
 }
 
 cv::Mat LeaderNet::run(const cv::Mat &input) {

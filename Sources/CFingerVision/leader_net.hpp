@@ -12,7 +12,8 @@
 namespace cvis {
 
 /// One network: its weights (copied out of the model file, so the file's pages can be dropped),
-/// its fused op list and the oneDNN convolutions prepared for the last input size. Not safe to
+/// its fused op list and, until forget(), the oneDNN convolutions prepared for the input size of
+/// its last pass. Not safe to
 /// run from two threads at once (print_learned.cpp lends one to each extraction).
 class LeaderNet {
 public:
@@ -28,8 +29,8 @@ public:
     /// [1, 5, H, W] maps (probability, direction components, type, blurred probability).
     cv::Mat run(const cv::Mat &input);
 
-    /// Drops the convolutions prepared for input shapes (their kernels and the weights in the
-    /// layouts they chose): the next run prepares them again (~100 ms on one core).
+    /// Drops the prepared convolutions (their kernels and the weights in the layouts they chose):
+    /// the next run prepares them again (~35 ms on one core).
     void forget();
 
 private:

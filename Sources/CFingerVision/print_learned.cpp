@@ -33,9 +33,9 @@
 /// there are as many as extractions ever ran at the same time (the daemon's analysis threads).
 ///
 /// A network frees each activation as soon as the last op that reads it has run, and all of them
-/// at the end of a pass; what it keeps between extractions is its weights (3.9 MB, in the layouts
-/// oneDNN chose) and the convolutions prepared for the last input size. After each extraction the
-/// freed memory goes back to the system (malloc_trim).
+/// at the end of a pass; between extractions it keeps only its weights (3.9 MB): the convolutions
+/// it prepared for the pass's input shape are dropped when it is given back. After each
+/// extraction the freed memory goes back to the system (malloc_trim).
 ///
 /// The model file is mapped, not copied: a network is made from the mapping, after which its pages
 /// are dropped from the daemon (MADV_DONTNEED; a clean private file mapping reads them again from
@@ -59,10 +59,6 @@ using cvis::guarded;
 constexpr int kMultiple = 32; // the network halves the resolution five times
 constexpr int kMargin = 16;   // pixels kept around the print area (the receptive field sees context)
 constexpr int kNMS = 7;       // the network's non-maximum suppression window
-/// The input shapes (width, height) of a windowed print: about CVIS_PRINT_LEARNED_MAX_PIXELS each,
-/// from tall to wide.
-constexpr int kShapes = 7;
-constexpr int kShape[kShapes][2] = {{224, 448}, {256, 384}, {288, 352}, {320, 320}, {352, 288}, {384, 256}, {448, 224}};
 
 std::unique_ptr<cvis::LeaderNet> makeNet(const cvis_print_learned *model) {
     auto net = std::make_unique<cvis::LeaderNet>(model->map, model->size);
@@ -86,7 +82,7 @@ public:
     }
     ~Borrowed() {
         // The convolutions prepared for this print's input shape are dropped (kernels and weights
-        // in oneDNN's layouts, ~15 MB): preparing them again costs the next print ~100 ms, keeping
+        // in oneDNN's layouts, ~15 MB): preparing them again costs the next print ~35 ms, keeping
         // them would hold a finger-only daemon above its 70 MiB. The pass's activations are
         // freed; give their memory back (glibc keeps it otherwise).
         net_->forget();
@@ -118,11 +114,11 @@ std::vector<LearnedMinutia> learnedMinutiae(cvis_print_learned *model, const cv:
     cv::Rect box = cv::boundingRect(area);
     box.x -= kMargin, box.y -= kMargin, box.width += 2 * kMargin, box.height += 2 * kMargin;
     box &= cv::Rect(0, 0, grey.cols, grey.rows);
-    cv::Moments mo = cv::moments(area, true);
-    const double cx = mo.m10 / std::max(1.0, mo.m00), cy = mo.m01 / std::max(1.0, mo.m00);
     if (maxPixels > 0 && double(box.width) * box.height > maxPixels) {
         // The network's time grows with its input: beyond maxPixels only a window around the
         // print's centre of mass is searched (the part a genuine impression most often shares).
+        cv::Moments mo = cv::moments(area, true);
+        const double cx = mo.m10 / std::max(1.0, mo.m00), cy = mo.m01 / std::max(1.0, mo.m00);
         const double shrink = std::sqrt(maxPixels / (double(box.width) * box.height));
         const int w = std::max(64, int(box.width * shrink)), h = std::max(64, int(box.height * shrink));
         int x = int(std::lround(cx - w / 2.0)), y = int(std::lround(cy - h / 2.0));
@@ -130,23 +126,8 @@ std::vector<LearnedMinutia> learnedMinutiae(cvis_print_learned *model, const cv:
         y = std::clamp(y, box.y, std::max(box.y, box.y + box.height - h));
         box = cv::Rect(x, y, std::min(w, box.width), std::min(h, box.height));
     }
-    int W = (box.width + kMultiple - 1) / kMultiple * kMultiple;
-    int H = (box.height + kMultiple - 1) / kMultiple * kMultiple;
-    if (maxPixels > 0) {
-        // One of a few input shapes of about maxPixels, the one closest to the window's: the
-        // network prepares its convolutions for each input shape (~100 ms a shape, then kept), so
-        // a handful of shapes keeps that to the first prints a network sees. The window is cut
-        // to the shape around the centre of mass, or padded with the background.
-        const double aspect = double(box.width) / double(box.height);
-        int best = 0;
-        for (int k = 1; k < kShapes; ++k)
-            if (std::abs(std::log(double(kShape[k][0]) / kShape[k][1] / aspect)) <
-                std::abs(std::log(double(kShape[best][0]) / kShape[best][1] / aspect)))
-                best = k;
-        W = kShape[best][0], H = kShape[best][1];
-        if (box.width > W) box.x = std::clamp(int(std::lround(cx - W / 2.0)), box.x, box.x + box.width - W), box.width = W;
-        if (box.height > H) box.y = std::clamp(int(std::lround(cy - H / 2.0)), box.y, box.y + box.height - H), box.height = H;
-    }
+    const int W = (box.width + kMultiple - 1) / kMultiple * kMultiple;
+    const int H = (box.height + kMultiple - 1) / kMultiple * kMultiple;
     const int left = (W - box.width) / 2, top = (H - box.height) / 2;
     // Padding takes the background's grey (the median outside the print area, or white), as the
     // network saw blank sensor around prints, not a black frame.

