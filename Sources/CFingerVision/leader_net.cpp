@@ -6,17 +6,22 @@
 // (6 nodes: x * sigmoid(2a x + 2ab x^3), which is 0.5 x (1 + tanh(a (x + b x^3))), oneDNN's
 // gelu_tanh). A GELU right after the convolution that alone feeds it runs as that convolution's
 // post-op. Tensors are NHWC (oneDNN's fast convolutions on this layout need no reorders; the
-// LayerNorm's channels are contiguous); the convolutions go to oneDNN, the rest are plain loops.
+// LayerNorm's channels are contiguous); the convolutions go to oneDNN (the 1x1 ones as matrix
+// products made once for any input size), the rest are plain loops. The rewrite's Transposes
+// (1,0,2,3, around the dilated convolutions) move no data: a tensor is only marked as seen
+// transposed (Tensor::swapped).
 #include "leader_net.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <dnnl.hpp>
@@ -32,32 +37,58 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
-/// Buffers of one pass, reused from op to op: a fresh allocation per activation would be a fresh
-/// mapping (page faults and zeroing on every op, a quarter of the pass). Emptied after the pass.
+/// Floats left uninitialised (every op writes all of its output before anything reads it), so a
+/// buffer's pages are touched only as far as a pass uses them.
+struct Buffer {
+    std::unique_ptr<float[]> p;
+    size_t capacity = 0;
+    Buffer() = default;
+    explicit Buffer(size_t n) : p(new float[n]), capacity(n) {}
+    Buffer(Buffer &&o) noexcept : p(std::move(o.p)), capacity(std::exchange(o.capacity, 0)) {}
+    Buffer &operator=(Buffer &&o) noexcept {
+        p = std::move(o.p);
+        capacity = std::exchange(o.capacity, 0);
+        return *this;
+    }
+    float *data() { return p.get(); }
+    const float *data() const { return p.get(); }
+    float &operator[](size_t i) { return p[i]; }
+    const float &operator[](size_t i) const { return p[i]; }
+    bool empty() const { return capacity == 0; }
+};
+
+/// Activation buffers, reused from op to op and, while a batch keeps them (print_learned.cpp),
+/// from pass to pass: a fresh allocation is a fresh mapping, and its page faults cost a quarter of
+/// a pass. A new buffer is made a quarter larger than asked, so that the next print of a batch,
+/// a little larger, still fits (the headroom's pages are never touched unless used). Emptied by
+/// LeaderNet::forget.
 struct Pool {
-    std::vector<std::vector<float>> free;
-    std::vector<float> take(size_t n) {
+    std::vector<Buffer> free;
+    Buffer take(size_t n) {
         size_t best = free.size();
         for (size_t k = 0; k < free.size(); ++k)
-            if (free[k].size() >= n && (best == free.size() || free[k].size() < free[best].size())) best = k;
-        if (best == free.size()) return std::vector<float>(n);
-        std::vector<float> v = std::move(free[best]);
+            if (free[k].capacity >= n && (best == free.size() || free[k].capacity < free[best].capacity)) best = k;
+        if (best == free.size()) return Buffer(n + n / 4);
+        Buffer v = std::move(free[best]);
         free.erase(free.begin() + long(best));
         return v;
     }
-    void give(std::vector<float> &&v) {
+    void give(Buffer &&v) {
         if (!v.empty()) free.push_back(std::move(v));
     }
 };
 
 /// An activation: dims N, C, H, W, stored NHWC in the first size() floats of `d` (which may be
-/// longer: a reused buffer).
+/// longer: a reused buffer). `swapped`: the graph sees it transposed to [C, N, H, W] (a
+/// Transpose 1,0,2,3 costs nothing until an op needs that layout; see Impl::plain).
 struct Tensor {
     int n = 1, c = 1, h = 1, w = 1;
-    std::vector<float> d;
+    bool swapped = false;
+    Buffer d;
     size_t size() const { return size_t(n) * size_t(c) * size_t(h) * size_t(w); }
     void shape(Pool &pool, int n_, int c_, int h_, int w_) {
         n = n_, c = c_, h = h_, w = w_;
+        swapped = false;
         d = pool.take(size());
     }
 };
@@ -91,6 +122,14 @@ struct Op {
         int oh, ow;
     };
     std::optional<Prepared> prepared;
+    // a 1x1 convolution as a matrix product over pixels: made once, for any input size, and
+    // kept (it reads the network's own copy of the weights)
+    struct Product {
+        dnnl::matmul prim;
+        memory weights;
+        memory::desc scratch;
+    };
+    std::optional<Product> product;
 };
 
 int attrInt(const onnx::NodeProto &n, const char *name, int fallback) {
@@ -282,6 +321,44 @@ struct LeaderNet::Impl {
             const int tw = std::max((ow - 1) * op.strides[1] + (kw - 1) * op.dilations[1] + 1 - x.w, 0);
             pt = th / 2, pb = th - pt, pl = tw / 2, pr = tw - pl;
         }
+        if (kh == 1 && kw == 1 && g == 1 && op.strides[0] == 1 && op.strides[1] == 1 && pt == 0 && pb == 0 && pl == 0 && pr == 0) {
+            // 48 of the 78 convolutions are 1x1: on NHWC tensors each is the product of the
+            // [pixels, I] input and the [I, O] weights. oneDNN makes a product for any number of
+            // pixels (a runtime dimension), so it is prepared once and kept, where a convolution
+            // is prepared again for every input size (for all 78, ~35 ms a print; the other 30
+            // take ~12 ms).
+            const auto f32 = memory::data_type::f32;
+            if (!op.product) {
+                const memory::desc a({DNNL_RUNTIME_DIM_VAL, I}, f32, memory::format_tag::ab);
+                // The graph's [O, I] weights are the [I, O] matrix stored column by column.
+                const memory::desc b({I, O}, f32, memory::format_tag::ba);
+                const memory::desc c({DNNL_RUNTIME_DIM_VAL, O}, f32, memory::format_tag::ab);
+                const memory::desc bias({1, O}, f32, memory::format_tag::ab);
+                dnnl::primitive_attr attr;
+                attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+                if (op.gelu) {
+                    dnnl::post_ops post;
+                    post.append_eltwise(1.f, algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+                    attr.set_post_ops(post);
+                }
+                const auto desc = op.bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c);
+                const dnnl::matmul::primitive_desc pd(desc, attr, engine);
+                memory weights(b, engine, const_cast<float *>(op.weights->f.data()));
+                op.product = Op::Product{dnnl::matmul(pd), weights, pd.scratchpad_desc()};
+            }
+            y.shape(pool, x.n, O, x.h, x.w);
+            const memory::dim M = memory::dim(x.n) * x.h * x.w;
+            memory src({{M, I}, f32, memory::format_tag::ab}, engine, const_cast<float *>(x.d.data()));
+            memory dst({{M, O}, f32, memory::format_tag::ab}, engine, y.d.data());
+            Buffer scratch = pool.take(op.product->scratch.get_size() / 4 + 1);
+            std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, op.product->weights}, {DNNL_ARG_DST, dst},
+                                                 {DNNL_ARG_SCRATCHPAD, memory(op.product->scratch, engine, scratch.data())}};
+            if (op.bias) args[DNNL_ARG_BIAS] = memory({{1, O}, f32, memory::format_tag::ab}, engine, const_cast<float *>(op.bias->f.data()));
+            op.product->prim.execute(stream, args);
+            stream.wait();
+            pool.give(std::move(scratch));
+            return;
+        }
         const long key = (long(x.n) * 8192 + x.h) * 8192 + x.w;
         if (!op.prepared || op.prepared->key != key) {
             const int oh = (x.h + pt + pb - ((kh - 1) * op.dilations[0] + 1)) / op.strides[0] + 1;
@@ -307,11 +384,18 @@ struct LeaderNet::Impl {
                 attr.set_post_ops(post);
             }
             const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
-            memory user({wdims, f32, g > 1 ? memory::format_tag::goihw : memory::format_tag::oihw}, engine,
-                        const_cast<float *>(op.weights->f.data()));
-            memory weights(pd.weights_desc(), engine);
-            dnnl::reorder(user, weights).execute(stream, user, weights);
-            stream.wait();
+            // The weights in the layout the convolution chose: kept from the last shape when that
+            // chose the same layout (it depends on the channels and kernel, rarely on the size).
+            memory weights;
+            if (op.prepared && op.prepared->weights.get_desc() == pd.weights_desc()) {
+                weights = op.prepared->weights;
+            } else {
+                memory user({wdims, f32, g > 1 ? memory::format_tag::goihw : memory::format_tag::oihw}, engine,
+                            const_cast<float *>(op.weights->f.data()));
+                weights = memory(pd.weights_desc(), engine);
+                dnnl::reorder(user, weights).execute(stream, user, weights);
+                stream.wait();
+            }
             op.prepared = Op::Prepared{key, dnnl::convolution_forward(pd), weights, pd.scratchpad_desc(), oh, ow};
         }
         const Op::Prepared &ready = *op.prepared;
@@ -320,7 +404,7 @@ struct LeaderNet::Impl {
         memory src({{x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc}, engine, const_cast<float *>(x.d.data()));
         memory dst({{y.n, y.c, y.h, y.w}, f32, memory::format_tag::nhwc}, engine, y.d.data());
         std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, ready.weights}, {DNNL_ARG_DST, dst}};
-        std::vector<float> scratch = pool.take(ready.scratch.get_size() / 4 + 1);
+        Buffer scratch = pool.take(ready.scratch.get_size() / 4 + 1);
         args[DNNL_ARG_SCRATCHPAD] = memory(ready.scratch, engine, scratch.data());
         if (op.bias) args[DNNL_ARG_BIAS] = memory({{O}, f32, memory::format_tag::a}, engine, const_cast<float *>(op.bias->f.data()));
         ready.prim.execute(stream, args);
@@ -346,13 +430,44 @@ struct LeaderNet::Impl {
             return std::move(x);
         Tensor y;
         y.shape(pool, x.n, x.c, x.h, x.w);
+        y.swapped = x.swapped;
         std::memcpy(y.d.data(), x.d.data(), x.size() * 4);
         return y;
     }
 
+    /// Gives a swapped tensor the layout the graph sees ([C, N, H, W] stored NHWC), in place.
+    /// The rewrite's Transposes come in pairs around element-wise ops and batch Concats (the
+    /// dilated convolutions' batch-major layout), so in this graph it never runs; it is here for
+    /// an op that needs the layout.
+    void plain(Tensor &x) {
+        if (!x.swapped) return;
+        Tensor y;
+        y.shape(pool, x.c, x.n, x.h, x.w);
+        for (int n = 0; n < x.n; ++n)
+            for (int h = 0; h < x.h; ++h)
+                for (int w = 0; w < x.w; ++w) {
+                    const float *s = &x.d[((size_t(n) * size_t(x.h) + size_t(h)) * size_t(x.w) + size_t(w)) * size_t(x.c)];
+                    for (int c = 0; c < x.c; ++c)
+                        y.d[((size_t(c) * size_t(y.h) + size_t(h)) * size_t(y.w) + size_t(w)) * size_t(y.c) + size_t(n)] = s[c];
+                }
+        pool.give(std::move(x.d));
+        x = std::move(y);
+    }
+
     void step(int k, std::vector<Tensor> &t) {
         Op &op = ops[size_t(k)];
+        // A swapped tensor stays so through element-wise ops and Concats of swapped tensors (a
+        // batch Concat of [C, 1, H, W] tensors is a channel Concat of what they are stored as).
+        // Every other op gets its inputs in the graph's layout.
+        bool keepsSwapped = op.kind == Kind::transpose || op.kind == Kind::gelu || op.kind == Kind::sigmoid;
+        if (op.kind == Kind::concat || ((op.kind == Kind::add || op.kind == Kind::mul) && (!op.constant || op.constant->f.size() == 1))) {
+            keepsSwapped = true;
+            for (int s : op.in) keepsSwapped = keepsSwapped && t[size_t(s)].swapped == t[size_t(op.in[0])].swapped;
+        }
+        if (!keepsSwapped)
+            for (int s : op.in) plain(t[size_t(s)]);
         const Tensor &x = t[size_t(op.in[0])];
+        const bool swapped = x.swapped;
         Tensor y;
         switch (op.kind) {
         case Kind::conv:
@@ -387,32 +502,30 @@ struct LeaderNet::Impl {
         case Kind::mul: {
             y = changeable(t, op.in[0], k);
             const bool add = op.kind == Kind::add;
+            float *d = y.d.data();
+            const size_t size = y.size();
             if (op.constant) {
                 const auto &b = op.constant->f;
                 if (b.size() != 1 && b.size() != size_t(y.c)) unknown("a constant of another shape");
-                for (size_t k = 0; k < y.size(); ++k) {
-                    const float v = b.size() == 1 ? b[0] : b[k % size_t(y.c)];
-                    y.d[k] = add ? y.d[k] + v : y.d[k] * v;
-                }
+                const size_t C = b.size(); // 1 (any layout) or the channels (y is not swapped)
+                for (size_t p = 0; p < size; p += C)
+                    for (size_t c = 0; c < C; ++c) d[p + c] = add ? d[p + c] + b[c] : d[p + c] * b[c];
             } else {
                 const Tensor &b = t[size_t(op.in[1])];
                 if (b.n != y.n || b.c != y.c || b.h != y.h || b.w != y.w) unknown("operands of different shapes");
-                for (size_t k = 0; k < y.size(); ++k) y.d[k] = add ? y.d[k] + b.d[k] : y.d[k] * b.d[k];
+                const float *e = b.d.data();
+                if (add) for (size_t p = 0; p < size; ++p) d[p] += e[p];
+                else for (size_t p = 0; p < size; ++p) d[p] *= e[p];
             }
             break;
         }
-        case Kind::transpose: // [N, C, H, W] -> [C, N, H, W]
-            y.shape(pool, x.c, x.n, x.h, x.w);
-            for (int n = 0; n < x.n; ++n)
-                for (int h = 0; h < x.h; ++h)
-                    for (int w = 0; w < x.w; ++w) {
-                        const float *s = &x.d[((size_t(n) * size_t(x.h) + size_t(h)) * size_t(x.w) + size_t(w)) * size_t(x.c)];
-                        for (int c = 0; c < x.c; ++c)
-                            y.d[((size_t(c) * size_t(y.h) + size_t(h)) * size_t(y.w) + size_t(w)) * size_t(y.c) + size_t(n)] = s[c];
-                    }
+        case Kind::transpose: // [N, C, H, W] -> [C, N, H, W]: the same floats, seen the other way
+            y = changeable(t, op.in[0], k);
+            y.swapped = !y.swapped;
             break;
         case Kind::concat:
-            if (op.axis == 0) {
+            // Along the stored N (axis 0 of a plain tensor, 1 of a swapped one) or the stored C.
+            if ((op.axis == 0) != swapped) {
                 int n = 0;
                 for (int s : op.in) {
                     const Tensor &a = t[size_t(s)];
@@ -435,14 +548,18 @@ struct LeaderNet::Impl {
                 }
                 y.shape(pool, x.n, c, x.h, x.w);
                 const size_t pixels = size_t(x.n) * size_t(x.h) * size_t(x.w);
-                int offset = 0;
+                size_t offset = 0;
                 for (int s : op.in) {
                     const Tensor &a = t[size_t(s)];
+                    const size_t C = size_t(a.c);
+                    const float *from = a.d.data();
+                    float *to = y.d.data() + offset;
                     for (size_t p = 0; p < pixels; ++p)
-                        std::memcpy(&y.d[p * size_t(c) + size_t(offset)], &a.d[p * size_t(a.c)], size_t(a.c) * 4);
-                    offset += a.c;
+                        for (size_t i = 0; i < C; ++i) to[p * size_t(c) + i] = from[p * C + i];
+                    offset += C;
                 }
             }
+            y.swapped = swapped;
             break;
         case Kind::slice: {
             const int s = std::clamp(op.start, 0, x.c), e = std::clamp(op.end, s, x.c);
@@ -497,6 +614,8 @@ LeaderNet::~LeaderNet() = default;
 
 void LeaderNet::forget() {
     for (Op &op : impl_->ops) op.prepared.reset();
+    impl_->pool.free.clear();
+    impl_->pool.free.shrink_to_fit();
 }
 
 cv::Mat LeaderNet::run(const cv::Mat &input) {
@@ -508,16 +627,13 @@ cv::Mat LeaderNet::run(const cv::Mat &input) {
     Tensor &in = t[size_t(m.input)];
     in.shape(m.pool, 1, 1, input.rows, input.cols);
     for (int y = 0; y < input.rows; ++y) std::memcpy(&in.d[size_t(y) * size_t(input.cols)], input.ptr<float>(y), size_t(input.cols) * 4);
-    struct Drain { // the pass's buffers go back to the system, whatever happens
-        Impl &m;
-        ~Drain() { m.pool.free.clear(); }
-    } drain{m};
     for (int k = 0; k < int(m.ops.size()); ++k) {
         m.step(k, t);
         for (int s : m.ops[size_t(k)].in)
             if (m.lastUse[size_t(s)] == k && s != m.output) m.pool.give(std::move(t[size_t(s)].d));
     }
     m.stream.wait();
+    m.plain(t[size_t(m.output)]);
     const Tensor &out = t[size_t(m.output)];
     if (out.n != 1 || out.c != 5 || out.h != input.rows || out.w != input.cols) throw std::runtime_error("learned extractor: unexpected output shape");
     int shape[] = {1, 5, out.h, out.w};

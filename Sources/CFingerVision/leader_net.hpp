@@ -13,8 +13,8 @@ namespace cvis {
 
 /// One network: its weights (copied out of the model file, so the file's pages can be dropped),
 /// its fused op list and, until forget(), the oneDNN convolutions prepared for the input size of
-/// its last pass. Not safe to
-/// run from two threads at once (print_learned.cpp lends one to each extraction).
+/// its last pass and that pass's activation buffers. Not safe to run from two threads at once
+/// (print_learned.cpp lends one to each extraction).
 class LeaderNet {
 public:
     /// Reads the ONNX graph in `bytes`; throws std::runtime_error when it is not the graph
@@ -29,8 +29,10 @@ public:
     /// [1, 5, H, W] maps (probability, direction components, type, blurred probability).
     cv::Mat run(const cv::Mat &input);
 
-    /// Drops the prepared convolutions (their kernels and the weights in the layouts they chose):
-    /// the next run prepares them again (~35 ms on one core).
+    /// Drops what a run keeps for the next: the convolutions prepared for its input size (their
+    /// kernels and the weights in the layouts they chose; the next run prepares them again, ~12 ms
+    /// on one core) and the activation buffers (the next run maps and faults them in again). The
+    /// 1x1 convolutions' matrix products, made for any size, stay.
     void forget();
 
 private:

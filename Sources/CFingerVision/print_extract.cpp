@@ -417,7 +417,6 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
     cv::Mat norm = normalise(g32);
     OrientationField field = orientation(norm);
     cv::Mat period = ridgePeriod(norm, field.theta, fg, &result.period, &result.periodic);
-    cv::Mat enhanced = enhance(norm, field.theta, period, fg);
 
     // Low-coherence foreground (smudges, creases, cores are small) stays; really chaotic areas go.
     cv::Mat cohSmooth;
@@ -444,6 +443,9 @@ Extraction extract(const cv::Mat &input, int ppi, const cv::Mat &inputMask, bool
         if (!wantImages) return result;
     }
 
+    // The Gabor enhancement serves only the classical minutiae and the debug images: a learned
+    // extraction skips it (~45 ms a print, two thirds of the classical stages' time).
+    cv::Mat enhanced = enhance(norm, field.theta, period, fg);
     cv::Mat ridges = (enhanced < 0) & usable; // ridges are dark: negative after filtering
     // Drop specks and fill pores: components below 30 px.
     {

@@ -32,10 +32,12 @@
 /// threads at once, so each extraction borrows one; a new one is made only when all are busy, so
 /// there are as many as extractions ever ran at the same time (the daemon's analysis threads).
 ///
-/// A network frees each activation as soon as the last op that reads it has run, and all of them
-/// at the end of a pass; between extractions it keeps only its weights (3.9 MB): the convolutions
-/// it prepared for the pass's input shape are dropped when it is given back. After each
-/// extraction the freed memory goes back to the system (malloc_trim).
+/// A network gives each activation buffer back to its pool as soon as the last op that reads it
+/// has run. Between extractions it keeps only its weights (3.9 MB) and the 1x1 convolutions'
+/// matrix products: the convolutions it prepared for the pass's input shape and the pool are
+/// dropped when it is given back, and the freed memory goes back to the system (malloc_trim).
+/// Inside a batch (cvis_print_learned_begin_batch: the prints of one call) it keeps them until
+/// the batch ends.
 ///
 /// The model file is mapped, not copied: a network is made from the mapping, after which its pages
 /// are dropped from the daemon (MADV_DONTNEED; a clean private file mapping reads them again from
@@ -47,6 +49,7 @@ struct cvis_print_learned {
     size_t size = 0;
     std::mutex lock;
     std::vector<std::unique_ptr<cvis::LeaderNet>> idle;
+    int batches = 0; // open cvis_print_learned_begin_batch calls: networks keep their state
     ~cvis_print_learned() {
         if (map) munmap(const_cast<uchar *>(map), size);
     }
@@ -81,13 +84,18 @@ public:
         if (!net_) net_ = makeNet(model);
     }
     ~Borrowed() {
-        // The convolutions prepared for this print's input shape are dropped (kernels and weights
-        // in oneDNN's layouts, ~15 MB): preparing them again costs the next print ~35 ms, keeping
-        // them would hold a finger-only daemon above its 70 MiB. The pass's activations are
-        // freed; give their memory back (glibc keeps it otherwise).
-        net_->forget();
-        malloc_trim(0);
-        std::lock_guard<std::mutex> guard(model_->lock);
+        std::unique_lock<std::mutex> guard(model_->lock);
+        if (model_->batches == 0) {
+            // No batch: the convolutions prepared for this print's input shape and the pass's
+            // activation buffers (most of a pass's memory) are dropped, and their memory goes
+            // back to the system (glibc keeps it otherwise): a finger-only daemon stays under its
+            // 70 MiB between calls. The next print pays ~12 ms to prepare again and its buffers'
+            // page faults. In a batch (the prints of one call) they stay until the batch ends.
+            guard.unlock();
+            net_->forget();
+            malloc_trim(0);
+            guard.lock();
+        }
         model_->idle.push_back(std::move(net_));
     }
     cvis::LeaderNet &net() { return *net_; }
@@ -225,6 +233,24 @@ int cvis_print_learned_release(cvis_print_learned *model) {
     freed.clear(); // outside the lock: an extraction starting now makes its own network
     malloc_trim(0);
     return count;
+}
+
+void cvis_print_learned_begin_batch(cvis_print_learned *model) {
+    if (!model) return;
+    std::lock_guard<std::mutex> guard(model->lock);
+    ++model->batches;
+}
+
+void cvis_print_learned_end_batch(cvis_print_learned *model) {
+    if (!model) return;
+    {
+        std::lock_guard<std::mutex> guard(model->lock);
+        if (model->batches == 0 || --model->batches > 0) return;
+        // The last batch ended: the idle networks drop what they kept (a network still running
+        // drops it when it is given back).
+        for (auto &net : model->idle) net->forget();
+    }
+    malloc_trim(0);
 }
 
 cvis_status cvis_print_learned_run(cvis_print_learned *model, const float *grey, int width, int height, float *out) {

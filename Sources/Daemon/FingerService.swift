@@ -125,6 +125,23 @@ final class FingerService: Sendable {
         if freed > 0 { logger?.debug("finger: freed \(freed) learned-extractor network(s) after \(Int(Self.idleReleaseSeconds)) s without finger work") }
     }
 
+    /// Runs `body`, which extracts the prints of one call on the pool (a frame's fingertips), as
+    /// one batch of the learned extractor: its networks keep their prepared convolutions and
+    /// buffers from print to print and drop them when the batch ends (LearnedMinutiae.beginBatch;
+    /// outside a batch every print pays for them again). The extractor is made first if no call has
+    /// made it yet, on the pool.
+    func batch<T>(_ body: () async throws -> T) async throws -> T {
+        let learned: LearnedMinutiae?
+        if let made = made.withLock({ $0 }) {
+            learned = made.learned
+        } else {
+            learned = try await run { self.extractor.learned }
+        }
+        learned?.beginBatch()
+        defer { learned?.endBatch() }
+        return try await body()
+    }
+
     /// The best-matching references for `probe`, best first, one per user (at most `limit`
     /// users), on the SPEC §4 score scale. Large galleries go through the pre-selection index
     /// (small ones, e.g. one user's fingers, are searched exhaustively by it). 1:N runs on

@@ -4,6 +4,7 @@
 //   fvc                  FVC protocol (280 genuine, 45 impostor) and all pairs (280 / 2,880): EER, FNMR at
 //                        FMR 1 % and 0.1 %, ZeroFMR, beside NIST NBIS (mindtct + bozorth3) on the same images
 //   speed                extraction ms/image, 1:1 matches/s on one core, 1:N over 10k synthetic templates
+//   verify               only the four-print verify of `speed` (learned against classical), for profiling
 //   index                1:N with the pre-selection index (PrintIndex) vs the exhaustive scan, over
 //                        galleries of perturbed replicas (IndexBench.swift)
 //   calibrate [--write]  impostor similarity → FAR knots (writes Sources/Finger/Print/FingerLearnedCalibration.swift;
@@ -469,6 +470,39 @@ func residentKB() -> Int {
     return Int(line.split(separator: " ").compactMap { Int($0) }.first ?? 0)
 }
 
+/// A finger verify of four prints, as `finger.verify` pays for it when no print matches: four
+/// extractions, each prepared and ranked against a user's four references; best of three, the
+/// learned extractor against the classical one (the baseline) in the same process.
+/// `print verify` runs only this (for profiling); `print speed` runs it among the rest.
+private func runFourPrintVerify(learned: LearnedMinutiae?, set: FVCSet) {
+    guard let learned else {
+        print("the learned model is not installed (scripts/fetch-models.sh)")
+        return
+    }
+    let matcher = FingerMatcher()
+    let classical = FingerprintExtractor(minimumMinutiae: 0)
+    let images = Array(loadFVC(set).prefix(8))
+    let e = FingerprintExtractor(learned: learned)
+    func best(_ extractor: FingerprintExtractor) -> Double {
+        let references = images.suffix(4).compactMap { try? extractor.extract($0.image) }.compactMap { matcher.prepare($0) }
+        var times: [Double] = []
+        for _ in 0..<3 {
+            let t0 = printClock()
+            // One batch, as finger.verify runs a frame's prints (FingerService.batch).
+            extractor.learned?.beginBatch()
+            for img in images.prefix(4) {
+                guard let probe = try? extractor.extract(img.image), let p = matcher.prepare(probe) else { continue }
+                _ = matcher.search(p, in: references, limit: 1)
+            }
+            extractor.learned?.endBatch()
+            times.append((printClock() - t0) * 1000)
+        }
+        return times.min()!
+    }
+    let l = best(e), c = best(classical)
+    print("finger verify of four \(set.name) prints (extract + rank against 4 references), best of 3: learned \(f(l, 0)) ms, classical \(f(c, 0)) ms (\(f(l / c, 1))×)")
+}
+
 /// `print speed`: the learned extractor against the classical one (the baseline) in the same
 /// process on the same prints, the matcher on both kinds of template, the model's memory, and a
 /// four-print verify. Run it pinned to one core (`taskset -c 1`): OpenCV would use every core.
@@ -520,33 +554,7 @@ private func runSpeed() {
     if !learnedTemplates.isEmpty {
         let l = rate(learnedTemplates)
         print("1:1 learned templates: \(f(l.perSecond, 0)) matches/s on one core (\(f(1e6 / l.perSecond, 1)) µs/match, \(f(l.perSecond / base.perSecond, 2))× the classical), prepare \(f(l.prepareMs, 2)) ms")
-        // A finger verify of four prints: four extractions, each ranked against a user's 4 references.
-        let images = Array(loadFVC(sets[0]).prefix(8))
-        let e = FingerprintExtractor(learned: learned)
-        let references = images.suffix(4).compactMap { try? e.extract($0.image) }.compactMap { matcher.prepare($0) }
-        var times: [Double] = []
-        for _ in 0..<3 {
-            let t0 = printClock()
-            for img in images.prefix(4) {
-                guard let probe = try? e.extract(img.image), let p = matcher.prepare(probe) else { continue }
-                _ = matcher.search(p, in: references, limit: 1)
-            }
-            times.append((printClock() - t0) * 1000)
-        }
-        let ct0 = printClock()
-        let creferences = images.suffix(4).compactMap { try? classical.extract($0.image) }.compactMap { matcher.prepare($0) }
-        _ = creferences.count
-        var ctimes: [Double] = []
-        for _ in 0..<3 {
-            let t0 = printClock()
-            for img in images.prefix(4) {
-                guard let probe = try? classical.extract(img.image), let p = matcher.prepare(probe) else { continue }
-                _ = matcher.search(p, in: creferences, limit: 1)
-            }
-            ctimes.append((printClock() - t0) * 1000)
-        }
-        _ = ct0
-        print("finger verify of four \(sets[0].name) prints (extract + rank against 4 references), best of 3: learned \(f(times.min()!, 0)) ms, classical \(f(ctimes.min()!, 0)) ms (\(f(times.min()! / ctimes.min()!, 1))×)")
+        runFourPrintVerify(learned: learned, set: sets[0])
     }
     // 1:N over synthetic replicas (cost, not accuracy; `print index` measures pre-selection).
     let templates = learnedTemplates.isEmpty ? classicalTemplates : learnedTemplates
@@ -661,10 +669,14 @@ func runPrintBench(_ arguments: [String]) {
     case "dump": runDump(Array(arguments.dropFirst()))
     case "errors": runErrors(Array(arguments.dropFirst()))
     case "speed": runSpeed()
+    case "verify":
+        if let set = FVCSet.all.first(where: { FileManager.default.fileExists(atPath: $0.directory) }) {
+            runFourPrintVerify(learned: benchLearned, set: set)
+        }
     case "calibrate": runCalibrate(write: arguments.contains("--write"))
     case "index": runIndexBench(Array(arguments.dropFirst()))
     default:
-        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | errors [--set NAME,…] | dump FILE [--set NAME,…] | speed | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write] [--classical]")
+        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | errors [--set NAME,…] | dump FILE [--set NAME,…] | speed | verify | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write] [--classical]")
         exit(2)
     }
 }

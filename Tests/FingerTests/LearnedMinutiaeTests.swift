@@ -80,6 +80,35 @@ final class LearnedMinutiaeTests: XCTestCase {
         XCTAssertEqual(learned.releaseIdleNetworks(), 1)
     }
 
+    /// The prints of one call run as a batch (FingerService.batch): a network keeps its prepared
+    /// convolutions and its buffers, with the last print's numbers still in them, from one print
+    /// to the next. None of that may change a print's maps: each print's maps inside a batch, after
+    /// prints of other sizes, are bit for bit those of a network that kept nothing. Batches nest;
+    /// after the last one ends the network is still there, idle.
+    func testABatchGivesEachPrintTheMapsItGetsAlone() throws {
+        _ = try model()
+        let learned = try LearnedMinutiae(path: Self.repo + "/models/" + LearnedMinutiae.modelName)
+        func pattern(_ width: Int, _ height: Int, period: Double) -> [Float] {
+            (0..<(width * height)).map { k in
+                let x = Double(k % width), y = Double(k / width)
+                return Float((128 + 100 * sin(2 * .pi * hypot(x - Double(width) / 3, y - Double(height) / 2) / period)).rounded(.down))
+            }
+        }
+        let a = pattern(96, 64, period: 9), b = pattern(64, 128, period: 11)
+        let aloneA = try learned.rawMaps(grey: a, width: 96, height: 64)
+        let aloneB = try learned.rawMaps(grey: b, width: 64, height: 128)
+        try learned.batch {
+            try learned.batch {
+                XCTAssertEqual(try learned.rawMaps(grey: b, width: 64, height: 128), aloneB)
+                XCTAssertEqual(try learned.rawMaps(grey: a, width: 96, height: 64), aloneA, "after a larger print")
+            }
+            XCTAssertEqual(try learned.rawMaps(grey: a, width: 96, height: 64), aloneA, "the same size again")
+            XCTAssertEqual(try learned.rawMaps(grey: b, width: 64, height: 128), aloneB, "after a smaller print")
+        }
+        XCTAssertEqual(try learned.rawMaps(grey: a, width: 96, height: 64), aloneA, "after the batch")
+        XCTAssertEqual(learned.releaseIdleNetworks(), 1, "one network served every print")
+    }
+
     func testAModelFileThatIsNotTheGraphIsRefused() throws {
         let path = NSTemporaryDirectory() + "/not-a-model-\(UUID().uuidString).onnx"
         FileManager.default.createFile(atPath: path, contents: Data("not onnx".utf8))

