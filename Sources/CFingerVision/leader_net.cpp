@@ -6,8 +6,7 @@
 // (6 nodes: x * sigmoid(2a x + 2ab x^3), which is 0.5 x (1 + tanh(a (x + b x^3))), oneDNN's
 // gelu_tanh). A GELU right after the convolution that alone feeds it runs as that convolution's
 // post-op. Tensors are NHWC (oneDNN's fast convolutions on this layout need no reorders; the
-// LayerNorm's channels are contiguous); the convolutions go to oneDNN (the 1x1 ones as matrix
-// products made once for any input size), the rest are plain loops. The rewrite's Transposes
+// LayerNorm's channels are contiguous); the convolutions go to oneDNN, the rest are plain loops. The rewrite's Transposes
 // (1,0,2,3, around the dilated convolutions) move no data: a tensor is only marked as seen
 // transposed (Tensor::swapped).
 #include "leader_net.hpp"
@@ -122,14 +121,6 @@ struct Op {
         int oh, ow;
     };
     std::optional<Prepared> prepared;
-    // a 1x1 convolution as a matrix product over pixels: made once, for any input size, and
-    // kept (it reads the network's own copy of the weights)
-    struct Product {
-        dnnl::matmul prim;
-        memory weights;
-        memory::desc scratch;
-    };
-    std::optional<Product> product;
 };
 
 int attrInt(const onnx::NodeProto &n, const char *name, int fallback) {
@@ -320,44 +311,6 @@ struct LeaderNet::Impl {
             const int th = std::max((oh - 1) * op.strides[0] + (kh - 1) * op.dilations[0] + 1 - x.h, 0);
             const int tw = std::max((ow - 1) * op.strides[1] + (kw - 1) * op.dilations[1] + 1 - x.w, 0);
             pt = th / 2, pb = th - pt, pl = tw / 2, pr = tw - pl;
-        }
-        if (kh == 1 && kw == 1 && g == 1 && op.strides[0] == 1 && op.strides[1] == 1 && pt == 0 && pb == 0 && pl == 0 && pr == 0) {
-            // 48 of the 78 convolutions are 1x1: on NHWC tensors each is the product of the
-            // [pixels, I] input and the [I, O] weights. oneDNN makes a product for any number of
-            // pixels (a runtime dimension), so it is prepared once and kept, where a convolution
-            // is prepared again for every input size (for all 78, ~35 ms a print; the other 30
-            // take ~12 ms).
-            const auto f32 = memory::data_type::f32;
-            if (!op.product) {
-                const memory::desc a({DNNL_RUNTIME_DIM_VAL, I}, f32, memory::format_tag::ab);
-                // The graph's [O, I] weights are the [I, O] matrix stored column by column.
-                const memory::desc b({I, O}, f32, memory::format_tag::ba);
-                const memory::desc c({DNNL_RUNTIME_DIM_VAL, O}, f32, memory::format_tag::ab);
-                const memory::desc bias({1, O}, f32, memory::format_tag::ab);
-                dnnl::primitive_attr attr;
-                attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-                if (op.gelu) {
-                    dnnl::post_ops post;
-                    post.append_eltwise(1.f, algorithm::eltwise_gelu_tanh, 0.f, 0.f);
-                    attr.set_post_ops(post);
-                }
-                const auto desc = op.bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c);
-                const dnnl::matmul::primitive_desc pd(desc, attr, engine);
-                memory weights(b, engine, const_cast<float *>(op.weights->f.data()));
-                op.product = Op::Product{dnnl::matmul(pd), weights, pd.scratchpad_desc()};
-            }
-            y.shape(pool, x.n, O, x.h, x.w);
-            const memory::dim M = memory::dim(x.n) * x.h * x.w;
-            memory src({{M, I}, f32, memory::format_tag::ab}, engine, const_cast<float *>(x.d.data()));
-            memory dst({{M, O}, f32, memory::format_tag::ab}, engine, y.d.data());
-            Buffer scratch = pool.take(op.product->scratch.get_size() / 4 + 1);
-            std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, op.product->weights}, {DNNL_ARG_DST, dst},
-                                                 {DNNL_ARG_SCRATCHPAD, memory(op.product->scratch, engine, scratch.data())}};
-            if (op.bias) args[DNNL_ARG_BIAS] = memory({{1, O}, f32, memory::format_tag::ab}, engine, const_cast<float *>(op.bias->f.data()));
-            op.product->prim.execute(stream, args);
-            stream.wait();
-            pool.give(std::move(scratch));
-            return;
         }
         const long key = (long(x.n) * 8192 + x.h) * 8192 + x.w;
         if (!op.prepared || op.prepared->key != key) {

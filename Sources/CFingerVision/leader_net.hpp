@@ -30,9 +30,8 @@ public:
     cv::Mat run(const cv::Mat &input);
 
     /// Drops what a run keeps for the next: the convolutions prepared for its input size (their
-    /// kernels and the weights in the layouts they chose; the next run prepares them again, ~12 ms
-    /// on one core) and the activation buffers (the next run maps and faults them in again). The
-    /// 1x1 convolutions' matrix products, made for any size, stay.
+    /// kernels and the weights in the layouts they chose; the next run prepares them again, ~35 ms
+    /// on one core) and the activation buffers (the next run maps and faults them in again).
     void forget();
 
 private:

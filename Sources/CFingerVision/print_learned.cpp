@@ -33,9 +33,9 @@
 /// there are as many as extractions ever ran at the same time (the daemon's analysis threads).
 ///
 /// A network gives each activation buffer back to its pool as soon as the last op that reads it
-/// has run. Between extractions it keeps only its weights (3.9 MB) and the 1x1 convolutions'
-/// matrix products: the convolutions it prepared for the pass's input shape and the pool are
-/// dropped when it is given back, and the freed memory goes back to the system (malloc_trim).
+/// has run. Between extractions it keeps only its weights (3.9 MB): the convolutions it prepared
+/// for the pass's input shape and the pool are dropped when it is given back, and the freed
+/// memory goes back to the system (malloc_trim).
 /// Inside a batch (cvis_print_learned_begin_batch: the prints of one call) it keeps them until
 /// the batch ends.
 ///
@@ -89,7 +89,7 @@ public:
             // No batch: the convolutions prepared for this print's input shape and the pass's
             // activation buffers (most of a pass's memory) are dropped, and their memory goes
             // back to the system (glibc keeps it otherwise): a finger-only daemon stays under its
-            // 70 MiB between calls. The next print pays ~12 ms to prepare again and its buffers'
+            // 70 MiB between calls. The next print pays ~35 ms to prepare again and its buffers'
             // page faults. In a batch (the prints of one call) they stay until the batch ends.
             guard.unlock();
             net_->forget();
