@@ -122,30 +122,17 @@ std::vector<LearnedMinutia> learnedMinutiae(cvis_print_learned *model, const cv:
     cv::Rect box = cv::boundingRect(area);
     box.x -= kMargin, box.y -= kMargin, box.width += 2 * kMargin, box.height += 2 * kMargin;
     box &= cv::Rect(0, 0, grey.cols, grey.rows);
-    auto padded = [](int side) { return (side + kMultiple - 1) / kMultiple * kMultiple; };
-    if (maxPixels > 0 && double(padded(box.width)) * padded(box.height) > maxPixels) {
-        // The network's time grows with its input: beyond maxPixels (counted as the network sees
-        // them, padded to multiples of 32) only a window around the print's centre of mass is
-        // searched (the part a genuine impression most often shares). Its sides are multiples of
-        // 32 near the print area's aspect: one side rounded down or up, the other as long as the
-        // cap allows, whichever of the four covers more of the print.
+    if (maxPixels > 0 && double(box.width) * box.height > maxPixels) {
+        // The network's time grows with its input: beyond maxPixels only a window around the
+        // print's centre of mass is searched (the part a genuine impression most often shares).
         cv::Moments mo = cv::moments(area, true);
         const double cx = mo.m10 / std::max(1.0, mo.m00), cy = mo.m01 / std::max(1.0, mo.m00);
         const double shrink = std::sqrt(maxPixels / (double(box.width) * box.height));
-        const int w0 = int(box.width * shrink), h0 = int(box.height * shrink);
-        constexpr int kLeast = 64;
-        int w = std::min(box.width, kLeast), h = std::min(box.height, kLeast);
-        auto consider = [&](int W, int H) {
-            const int cw = std::min(W, box.width), ch = std::min(H, box.height);
-            if (W >= kLeast && H >= kLeast && double(cw) * ch > double(w) * h) w = cw, h = ch;
-        };
-        auto other = [&](int side, int limit) { return std::min(padded(limit), int(maxPixels / side) / kMultiple * kMultiple); };
-        for (int W : {w0 / kMultiple * kMultiple, padded(w0)}) consider(W, other(std::max(W, kLeast), box.height));
-        for (int H : {h0 / kMultiple * kMultiple, padded(h0)}) consider(other(std::max(H, kLeast), box.width), H);
+        const int w = std::max(64, int(box.width * shrink)), h = std::max(64, int(box.height * shrink));
         int x = int(std::lround(cx - w / 2.0)), y = int(std::lround(cy - h / 2.0));
         x = std::clamp(x, box.x, std::max(box.x, box.x + box.width - w));
         y = std::clamp(y, box.y, std::max(box.y, box.y + box.height - h));
-        box = cv::Rect(x, y, w, h);
+        box = cv::Rect(x, y, std::min(w, box.width), std::min(h, box.height));
     }
     const int W = (box.width + kMultiple - 1) / kMultiple * kMultiple;
     const int H = (box.height + kMultiple - 1) / kMultiple * kMultiple;

