@@ -6,9 +6,9 @@
 // (6 nodes: x * sigmoid(2a x + 2ab x^3), which is 0.5 x (1 + tanh(a (x + b x^3))), oneDNN's
 // gelu_tanh). A GELU right after the convolution that alone feeds it runs as that convolution's
 // post-op. Tensors are NHWC (oneDNN's fast convolutions on this layout need no reorders; the
-// LayerNorm's channels are contiguous); the convolutions go to oneDNN, the rest are plain loops. The rewrite's Transposes
-// (1,0,2,3, around the dilated convolutions) move no data: a tensor is only marked as seen
-// transposed (Tensor::swapped).
+// LayerNorm's channels are contiguous); the convolutions go to oneDNN, the rest are plain loops.
+// The rewrite's Transposes (1,0,2,3, around the dilated convolutions) move no data: a tensor is
+// only marked as seen transposed (Tensor::swapped).
 #include "leader_net.hpp"
 
 #include <algorithm>

@@ -35,9 +35,8 @@
 /// A network gives each activation buffer back to its pool as soon as the last op that reads it
 /// has run. Between extractions it keeps only its weights (3.9 MB): the convolutions it prepared
 /// for the pass's input shape and the pool are dropped when it is given back, and the freed
-/// memory goes back to the system (malloc_trim).
-/// Inside a batch (cvis_print_learned_begin_batch: the prints of one call) it keeps them until
-/// the batch ends.
+/// memory goes back to the system (malloc_trim). Inside a batch (cvis_print_learned_begin_batch:
+/// the prints of one call) it keeps them until the batch ends.
 ///
 /// The model file is mapped, not copied: a network is made from the mapping, after which its pages
 /// are dropped from the daemon (MADV_DONTNEED; a clean private file mapping reads them again from

