@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include <dnnl.hpp>
 #include <onnx/onnx_pb.h>
 
@@ -36,13 +38,37 @@ namespace {
 using dnnl::algorithm;
 using dnnl::memory;
 
+/// How a buffer goes back: munmap for the large ones (Buffer), delete[] for the rest.
+struct Release {
+    size_t mapped; // bytes, 0 for new[]
+    void operator()(float *p) const {
+        if (mapped) munmap(p, mapped);
+        else delete[] p;
+    }
+};
+
 /// Floats left uninitialised (every op writes all of its output before anything reads it), so a
-/// buffer's pages are touched only as far as a pass uses them.
+/// buffer's pages are touched only as far as a pass uses them. One of 2 MiB or more is its own
+/// mapping in transparent huge pages where the kernel has them (MADV_HUGEPAGE; Debian's default
+/// "madvise" mode gives them only when asked): a pass's first touch of its activations then
+/// faults once per 2 MiB instead of once per 4 KiB, ~40 ms of a print's first pass.
 struct Buffer {
-    std::unique_ptr<float[]> p;
+    std::unique_ptr<float[], Release> p{nullptr, Release{0}};
     size_t capacity = 0;
     Buffer() = default;
-    explicit Buffer(size_t n) : p(new float[n]), capacity(n) {}
+    explicit Buffer(size_t n) : capacity(n) {
+        constexpr size_t huge = size_t(2) << 20;
+        if (n * sizeof(float) >= huge) {
+            const size_t bytes = (n * sizeof(float) + huge - 1) / huge * huge;
+            void *m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m != MAP_FAILED) {
+                (void)madvise(m, bytes, MADV_HUGEPAGE); // a hint: without huge pages, small ones
+                p = std::unique_ptr<float[], Release>(static_cast<float *>(m), Release{bytes});
+                return;
+            }
+        }
+        p = std::unique_ptr<float[], Release>(new float[n], Release{0});
+    }
     Buffer(Buffer &&o) noexcept : p(std::move(o.p)), capacity(std::exchange(o.capacity, 0)) {}
     Buffer &operator=(Buffer &&o) noexcept {
         p = std::move(o.p);
@@ -109,6 +135,7 @@ struct Op {
     const Weights *constant = nullptr; // add/mul with a constant; layerNorm: gamma (beta in bias)
     int group = 1, strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
     bool samePad = false, gelu = false;
+    bool bf16 = false; // conv: source and weights in bfloat16 (LeaderNet::Precision), f32 sums and output
     float eps = 0;
     int axis = 1, start = 0, end = 0;
     // conv state: the primitive made for the input shape of this pass, and the weights in the
@@ -119,6 +146,8 @@ struct Op {
         memory weights;
         memory::desc scratch;
         int oh, ow;
+        std::optional<dnnl::reorder> toBf16; // the f32 source to bfloat16, for a bfloat16 convolution
+        memory::desc bf16Source;
     };
     std::optional<Prepared> prepared;
 };
@@ -146,6 +175,7 @@ std::string attrString(const onnx::NodeProto &n, const char *name) {
 } // namespace
 
 struct LeaderNet::Impl {
+    bool halfProducts = false; // Precision::bf16
     dnnl::engine engine{dnnl::engine::kind::cpu, 0};
     dnnl::stream stream{engine};
     std::map<std::string, Weights> weights;
@@ -299,6 +329,10 @@ struct LeaderNet::Impl {
         lastUse.assign(size_t(slots), -1);
         for (int k = 0; k < int(ops.size()); ++k)
             for (int s : ops[size_t(k)].in) lastUse[size_t(s)] = k;
+        // In bfloat16: every convolution but the first layers' (1–4 input channels at full
+        // resolution: cheap, and they see the raw grey, where 8 bits of mantissa would cost most).
+        if (halfProducts)
+            for (Op &op : ops) op.bf16 = op.kind == Kind::conv && op.weights->dims[1] * op.group >= 8;
     }
 
     void conv(Op &op, const Tensor &x, Tensor &y) {
@@ -317,10 +351,11 @@ struct LeaderNet::Impl {
             const int oh = (x.h + pt + pb - ((kh - 1) * op.dilations[0] + 1)) / op.strides[0] + 1;
             const int ow = (x.w + pl + pr - ((kw - 1) * op.dilations[1] + 1)) / op.strides[1] + 1;
             const auto f32 = memory::data_type::f32;
+            const auto in = op.bf16 ? memory::data_type::bf16 : f32;
             const memory::dims wdims = g > 1 ? memory::dims{g, O / g, I, kh, kw} : memory::dims{O, I, kh, kw};
-            const memory::desc src({x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc);
+            const memory::desc src({x.n, x.c, x.h, x.w}, in, memory::format_tag::nhwc);
             const memory::desc dst({x.n, O, oh, ow}, f32, memory::format_tag::nhwc);
-            const memory::desc anyWeights(wdims, f32, memory::format_tag::any);
+            const memory::desc anyWeights(wdims, in, memory::format_tag::any);
             const memory::desc bias({O}, f32, memory::format_tag::a);
             const memory::dims strides{op.strides[0], op.strides[1]}, dil{op.dilations[0] - 1, op.dilations[1] - 1};
             const memory::dims padL{pt, pl}, padR{pb, pr};
@@ -349,12 +384,23 @@ struct LeaderNet::Impl {
                 dnnl::reorder(user, weights).execute(stream, user, weights);
                 stream.wait();
             }
-            op.prepared = Op::Prepared{key, dnnl::convolution_forward(pd), weights, pd.scratchpad_desc(), oh, ow};
+            op.prepared = Op::Prepared{key, dnnl::convolution_forward(pd), weights, pd.scratchpad_desc(), oh, ow, std::nullopt, src};
+            if (op.bf16) {
+                const memory::desc floats({x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc);
+                op.prepared->toBf16 = dnnl::reorder(dnnl::reorder::primitive_desc(engine, floats, engine, src));
+            }
         }
         const Op::Prepared &ready = *op.prepared;
         y.shape(pool, x.n, O, ready.oh, ready.ow);
         const auto f32 = memory::data_type::f32;
         memory src({{x.n, x.c, x.h, x.w}, f32, memory::format_tag::nhwc}, engine, const_cast<float *>(x.d.data()));
+        Buffer rounded; // the source in bfloat16 (two to a float)
+        if (ready.toBf16) {
+            rounded = pool.take(x.size() / 2 + 1);
+            memory half(ready.bf16Source, engine, rounded.data());
+            ready.toBf16->execute(stream, src, half);
+            src = half;
+        }
         memory dst({{y.n, y.c, y.h, y.w}, f32, memory::format_tag::nhwc}, engine, y.d.data());
         std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, ready.weights}, {DNNL_ARG_DST, dst}};
         Buffer scratch = pool.take(ready.scratch.get_size() / 4 + 1);
@@ -363,6 +409,7 @@ struct LeaderNet::Impl {
         ready.prim.execute(stream, args);
         stream.wait(); // the source may be freed next
         pool.give(std::move(scratch));
+        pool.give(std::move(rounded));
     }
 
     /// In place, by oneDNN's vectorised kernels.
@@ -554,7 +601,15 @@ struct LeaderNet::Impl {
     }
 };
 
-LeaderNet::LeaderNet(const void *bytes, size_t size) : impl_(std::make_unique<Impl>()) {
+bool LeaderNet::nativeBf16() {
+    // The ISA values are masks: each includes the bits of those it extends.
+    const auto isa = unsigned(dnnl::get_effective_cpu_isa()), bf16 = unsigned(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & bf16) == bf16;
+}
+
+LeaderNet::LeaderNet(const void *bytes, size_t size, Precision precision) : impl_(std::make_unique<Impl>()) {
+    if (precision == Precision::bf16 && !nativeBf16()) throw std::runtime_error("learned extractor: this CPU has no bfloat16 products");
+    impl_->halfProducts = precision == Precision::bf16;
     // Each network keeps its own prepared convolutions; oneDNN's process-wide cache of them would
     // keep their kernels after the daemon frees an idle network (print_learned.cpp).
     dnnl::set_primitive_cache_capacity(0);

@@ -1,6 +1,6 @@
 // LEADER's network run by oneDNN (Debian's libdnnl2) instead of OpenCV dnn: the same graph file
-// (scripts/leader-cv46.py's rewrite, read with Debian's libonnx), the same arithmetic, about three
-// times faster on one core (Docs/finger-print.md, "Speed"). C++ only, never seen by Swift.
+// (scripts/leader-cv46.py's rewrite, read with Debian's libonnx), the same arithmetic (or its
+// convolutions in bfloat16: Precision), three to four times faster on one core (Docs/finger-print.md, "Speed"). C++ only, never seen by Swift.
 #ifndef CVISION_LEADER_NET_HPP
 #define CVISION_LEADER_NET_HPP
 
@@ -17,9 +17,19 @@ namespace cvis {
 /// (print_learned.cpp lends one to each extraction).
 class LeaderNet {
 public:
+    /// How the convolutions multiply. `f32`: the original model's arithmetic (its maps to < 1e-5).
+    /// `bf16`: sources and weights rounded to bfloat16, sums and outputs in f32, on CPUs that
+    /// multiply bfloat16 natively (AVX512-BF16, AMX): ~20 % of a four-print verify, for maps that
+    /// differ by ~1e-2 and the same accuracy on the shared sets (Docs/finger-print.md, "Speed").
+    enum class Precision { f32, bf16 };
+
+    /// Whether this CPU multiplies bfloat16 natively (what Precision::bf16 needs).
+    static bool nativeBf16();
+
     /// Reads the ONNX graph in `bytes`; throws std::runtime_error when it is not the graph
-    /// leader-cv46.py writes (an op or a pattern this runner does not know).
-    LeaderNet(const void *bytes, size_t size);
+    /// leader-cv46.py writes (an op or a pattern this runner does not know), or for bf16 on a CPU
+    /// without it.
+    LeaderNet(const void *bytes, size_t size, Precision precision);
     ~LeaderNet();
     LeaderNet(const LeaderNet &) = delete;
     LeaderNet &operator=(const LeaderNet &) = delete;

