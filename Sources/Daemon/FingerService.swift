@@ -80,7 +80,11 @@ final class FingerService: Sendable {
         if let e = made.withLock({ $0 }) { return e }
         var learned: LearnedMinutiae?
         if let catalog, let path = catalog.path(of: LearnedMinutiae.modelName) {
-            do { learned = try LearnedMinutiae(path: path) } catch {
+            do {
+                let model = try LearnedMinutiae(path: path)
+                logger?.info("finger: learned minutiae (\(LearnedMinutiae.modelName)), convolutions in \(model.precision == .bfloat16 ? "bfloat16 (this CPU has it)" : "float32")")
+                learned = model
+            } catch {
                 logger?.warning("finger: \(error); using the classical extractor (version-2 templates)")
             }
         } else if catalog != nil {
