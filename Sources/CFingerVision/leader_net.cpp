@@ -49,9 +49,10 @@ struct Release {
 
 /// Floats left uninitialised (every op writes all of its output before anything reads it), so a
 /// buffer's pages are touched only as far as a pass uses them. One of 2 MiB or more is its own
-/// mapping in transparent huge pages where the kernel has them (MADV_HUGEPAGE; Debian's default
-/// "madvise" mode gives them only when asked): a pass's first touch of its activations then
-/// faults once per 2 MiB instead of once per 4 KiB, ~40 ms of a print's first pass.
+/// mapping in transparent huge pages where the kernel has them (MADV_HUGEPAGE: the kernel's THP
+/// mode "madvise" gives them only when asked, "always" anyway, "never" not): a pass's first touch
+/// of its activations then faults once per 2 MiB instead of once per 4 KiB, ~40 ms of a print's
+/// first pass.
 struct Buffer {
     std::unique_ptr<float[], Release> p{nullptr, Release{0}};
     size_t capacity = 0;
