@@ -93,12 +93,14 @@ func loadFVC(_ set: FVCSet = .db2b) -> [FVCImage] {
     return out
 }
 
+nonisolated(unsafe) var benchClassical = CommandLine.arguments.contains("--classical")
+/// Where set-up installs the learned model.
+let benchLearnedPath = printRepo + "/models/" + LearnedMinutiae.modelName
 /// The learned minutiae model (./models/leader_cv46.onnx), loaded once; nil with --classical or
 /// when it is not installed.
-nonisolated(unsafe) var benchClassical = CommandLine.arguments.contains("--classical")
 let benchLearned: LearnedMinutiae? = {
     guard !benchClassical else { return nil }
-    let path = printRepo + "/models/" + LearnedMinutiae.modelName
+    let path = benchLearnedPath
     guard FileManager.default.fileExists(atPath: path) else {
         print("(\(path) not installed: the classical extractor, version-2 templates)")
         return nil
@@ -509,7 +511,7 @@ private func runFourPrintVerify(learned: LearnedMinutiae?, set: FVCSet) {
     }
     let l = best(e), c = best(classical)
     var line = "finger verify of four \(set.name) prints (extract + rank against 4 references), best of 3: learned \(f(l, 0)) ms, classical \(f(c, 0)) ms (\(f(l / c, 1))×)"
-    if learned.precision == .bfloat16, let f32 = try? LearnedMinutiae(path: printRepo + "/models/" + LearnedMinutiae.modelName, precision: .float32) {
+    if learned.precision == .bfloat16, let f32 = try? LearnedMinutiae(path: benchLearnedPath, precision: .float32) {
         // The same network in float32 arithmetic, as a CPU without bfloat16 runs it.
         let full = best(FingerprintExtractor(learned: f32))
         line += "; float32 convolutions \(f(full, 0)) ms (bfloat16 saves \(f(100 * (1 - l / full), 0)) %)"

