@@ -120,9 +120,17 @@ public final class FingerCapture {
     /// the three real-sensor FVC sets (FVC2002 DB1_B 8.40, DB2_B 8.40, FVC2004 DB1_B 9.00; measured
     /// by cvis_ridge_period), i.e. 0.437 mm.
     public static let printRidgePeriod: Float = 8.6
-    /// How far around the finger a print is unrolled (degrees either side of the axis): beyond
-    /// ~60° the surface turns away so fast that the ridges are seen nearly edge-on.
-    public static let unrollDegrees: Float = 60
+    /// How far around the finger a print is unrolled (degrees either side of the axis): as far as
+    /// the ridges stay resolved. At φ from the axis the surface is seen turned by φ, so a ridge
+    /// period of P frame pixels shows as P·cos φ: the print goes out to where that is still the
+    /// ridge gate's 4 pixels, between 60° (what every resolved finger gets) and 80° (beyond, the
+    /// surface is seen edge-on). A sharp close-up (P ≈ 12–16 px) is unrolled to 70–75°, which
+    /// is what lets a side view share the pad's centre with a front view (Docs/finger-camera.md).
+    public static func unrollDegrees(ridgePeriod: Double) -> Float {
+        let resolved = ridgePeriod > RidgeGate.minimumPixelsPerRidge
+            ? acos(RidgeGate.minimumPixelsPerRidge / ridgePeriod) * 180 / .pi : 0
+        return Float(min(80, max(60, resolved)))
+    }
     /// A fingertip that moved more than this share of its width since the last frame is moving.
     static let movingShare = 0.12
 
@@ -519,7 +527,8 @@ public final class FingerCapture {
     private func makePrint(position: FingerPosition, tip: Fingertip, grey: cvis_image_view) -> Int? {
         var raw = tip.raw
         var w: Int32 = 0, h: Int32 = 0
-        guard cvis_fingertip_print_size(&raw, Self.printRidgePeriod, Self.unrollDegrees, &w, &h) == CVIS_OK,
+        let unroll = Self.unrollDegrees(ridgePeriod: Double(raw.ridge_period))
+        guard cvis_fingertip_print_size(&raw, Self.printRidgePeriod, unroll, &w, &h) == CVIS_OK,
               FingerprintImage.sideRange.contains(Int(w)), FingerprintImage.sideRange.contains(Int(h)) else { return nil }
         let count = Int(w) * Int(h)
         var buffers = scratch[position.digit] ?? ([], [])
@@ -530,7 +539,7 @@ public final class FingerCapture {
         var measures = cvis_print_quality()
         let status = buffers.pixels.withUnsafeMutableBufferPointer { out in
             buffers.mask.withUnsafeMutableBufferPointer { mask in
-                cvis_fingertip_print(grey, &raw, Self.printRidgePeriod, Self.unrollDegrees, out.baseAddress, mask.baseAddress,
+                cvis_fingertip_print(grey, &raw, Self.printRidgePeriod, unroll, out.baseAddress, mask.baseAddress,
                                      w, h, &measures)
             }
         }
