@@ -150,17 +150,27 @@ final class FingerService: Sendable {
     /// users), on the SPEC §4 score scale. Large galleries go through the pre-selection index
     /// (small ones, e.g. one user's fingers, are searched exhaustively by it). 1:N runs on
     /// `analysis_threads` threads: call it from the pool (`run`), not from a task.
-    func rank(_ probes: [MinutiaeSource: FingerTemplate], among gallery: FingerGallery, limit: Int = 5)
+    ///
+    /// `scale`: how the probe's size is known. A camera print's (`.fromRidges`) is searched at the
+    /// sizes of `FingerMatcher.ScaleSearch`, and its scores carry that search's penalty, so a
+    /// score means the same FAR whichever path made it.
+    func rank(_ probes: [MinutiaeSource: FingerTemplate], among gallery: FingerGallery, scale: PrintScale, limit: Int = 5)
         -> [(reference: FingerReference, score: Double)]
     {
         let references = gallery.references
+        let search = FingerMatcher.ScaleSearch.for(scale)
         // Each source's references are searched with the probe of that source (both scores are on
         // the SPEC scale, so the hits merge); a source without a probe is not searched.
         var hits: [(index: Int, score: Double)] = []
         for part in gallery.parts {
-            guard let probe = probes[part.source], let prepared = matcher.prepare(probe) else { continue }
-            // A user has up to ten fingers enrolled: ask for enough hits to find `limit` users.
-            hits += part.index.search(prepared, limit: limit * 10, threads: threads).map { (part.positions[$0.index], $0.score) }
+            guard let probe = probes[part.source] else { continue }
+            for factor in search.factors {
+                guard let prepared = matcher.prepare(probe.scaled(by: factor)) else { continue }
+                // A user has up to ten fingers enrolled: ask for enough hits to find `limit` users.
+                hits += part.index.search(prepared, limit: limit * 10, threads: threads).map {
+                    (part.positions[$0.index], search.adjusted($0.score))
+                }
+            }
         }
         hits.sort { $0.score != $1.score ? $0.score > $1.score : $0.index < $1.index }
         var users = Set<String>()

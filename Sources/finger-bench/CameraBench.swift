@@ -436,7 +436,10 @@ private func cameraPhotosBench(_ arguments: [String]) {
                 var made: [String: FingerTemplate] = [:]
                 for (name, image) in prints { if let t = try? e.extract(image) { made[name] = t } }
                 print("  extractor \(label): \(made.count)/\(prints.count) camera prints give a template")
-                crossView(names: names.filter { $0.hasSuffix(".jpg") }.sorted(), templates: made, matcher: matcher, verbose: verbose)
+                // At one size, then as the daemon compares camera prints (scale search, penalty paid).
+                for search in [FingerMatcher.ScaleSearch.none, .for(.fromRidges)] {
+                    crossView(names: names.filter { $0.hasSuffix(".jpg") }.sorted(), templates: made, matcher: matcher, search: search, verbose: verbose)
+                }
             }
         }
     }
@@ -447,17 +450,19 @@ private func cameraPhotosBench(_ arguments: [String]) {
 /// contactless3d: <subject>_<finger>_1_<view>.jpg, views 0, 1, 2 (front, left, right) of each
 /// finger. Genuine = two views of one finger (57 pairs), impostor = views of different fingers;
 /// a photo that gave no template counts as a failed comparison (score 0) on both sides.
-private func crossView(names: [String], templates: [String: FingerTemplate], matcher: FingerMatcher, verbose: Bool) {
+private func crossView(names: [String], templates: [String: FingerTemplate], matcher: FingerMatcher, search: FingerMatcher.ScaleSearch,
+                       verbose: Bool) {
+    let prepared = templates.compactMapValues { matcher.prepare($0) }
     func finger(_ k: String) -> String { k.split(separator: "_").prefix(2).joined(separator: "_") }
     var genuine: [Double] = [], impostor: [Double] = []
-    var worst: [(String, String, Double)] = []
+    var worst: [(String, String, Double)] = [], pairs: [(String, String, Double)] = []
     for (i, a) in names.enumerated() {
         for b in names[(i + 1)...] {
             var score = 0.0
-            if let ta = templates[a], let tb = templates[b] {
-                score = matcher.score(probe: tb, reference: ta) // the later view verified against the earlier
+            if let ta = prepared[a], let tb = templates[b] {
+                score = matcher.score(probe: tb, reference: ta, search: search) // the later view verified against the earlier
             }
-            if finger(a) == finger(b) { genuine.append(score) } else {
+            if finger(a) == finger(b) { genuine.append(score); pairs.append((a, b, score)) } else {
                 impostor.append(score)
                 worst.append((a, b, score))
             }
@@ -466,9 +471,9 @@ private func crossView(names: [String], templates: [String: FingerTemplate], mat
     // By view pair: front–left, front–right, left–right (how much of one finger two views share).
     var byPair: [String: [Double]] = [:]
     for (i, a) in names.enumerated() { for b in names[(i + 1)...] where finger(a) == finger(b) {
-        guard let ta = templates[a], let tb = templates[b] else { continue }
+        guard let ta = prepared[a], let tb = templates[b] else { continue }
         let key = "\(a.suffix(5).prefix(1))-\(b.suffix(5).prefix(1))"
-        byPair[key, default: []].append(matcher.score(probe: tb, reference: ta))
+        byPair[key, default: []].append(matcher.score(probe: tb, reference: ta, search: search))
     } }
     let pairNames = ["0-1": "front–left", "0-2": "front–right", "1-2": "left–right"]
     let byPairLine = byPair.sorted(by: { $0.key < $1.key }).map { k, v in
@@ -483,12 +488,14 @@ private func crossView(names: [String], templates: [String: FingerTemplate], mat
         let fnmr = Double(genuine.filter { $0 < t }.count) / Double(genuine.count)
         if abs(fmr - fnmr) < gap { gap = abs(fmr - fnmr); eer = (fmr + fnmr) / 2 }
     }
-    print("  cross-view matching (camera print vs camera print, two views of one finger): genuine \(genuine.count), TAR at 48 \(pct(tar, genuine.count)), median \(f(median(genuine))); "
+    print("  cross-view matching (camera print vs camera print, two views of one finger; "
+        + (search.factors.count > 1 ? "scale search ×\(search.factors.map { f($0, 2) }.joined(separator: "/")), −\(f(search.penalty)) points" : "one size") + "): genuine \(genuine.count), TAR at 48 \(pct(tar, genuine.count)), median \(f(median(genuine))); "
         + "impostor \(impostor.count): at/above 48 \(far), max \(f(impostor.max() ?? 0)), p99 \(f(percentile(impostor, 0.99))); "
         + "EER \(f(100 * eer, 2))%")
     print("    by views (pairs with both templates): " + byPairLine)
     if verbose {
         for (a, b, s) in worst.sorted(by: { $0.2 > $1.2 }).prefix(3) { print("    top impostor \(a) vs \(b): \(f(s))") }
+        print("    genuine: " + pairs.map { "\($0.0.dropLast(4))–\($0.1.suffix(5).prefix(1)) \(f($0.2, 0))" }.joined(separator: ", "))
     }
 }
 

@@ -685,6 +685,7 @@ func runPrintBench(_ arguments: [String]) {
     case "dump": runDump(Array(arguments.dropFirst()))
     case "errors": runErrors(Array(arguments.dropFirst()))
     case "speed": runSpeed()
+    case "scales": runScaleSearch()
     case "verify":
         // Every shared set: the criterion is the slowest one's verify, not the first set's.
         for set in FVCSet.all where FileManager.default.fileExists(atPath: set.directory) {
@@ -693,7 +694,48 @@ func runPrintBench(_ arguments: [String]) {
     case "calibrate": runCalibrate(write: arguments.contains("--write"))
     case "index": runIndexBench(Array(arguments.dropFirst()))
     default:
-        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | errors [--set NAME,…] | dump FILE [--set NAME,…] | speed | verify | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write] [--classical]; --f32: the learned network in float32 where bfloat16 is the default")
+        print("usage: biometricd-finger-bench print fvc | sets [--set NAME,…] | errors [--set NAME,…] | dump FILE [--set NAME,…] | speed | scales | verify | index [--sizes 10000,100000] [--exhaustive-probes N] | calibrate [--write] [--classical]; --f32: the learned network in float32 where bfloat16 is the default")
         exit(2)
+    }
+}
+
+/// `print scales`: what the camera comparison's scale search (FingerMatcher.ScaleSearch) does to
+/// contact prints, whose size is known: every pair of every shared set compared at one size and
+/// searched. The impostor tail before the penalty (how many more impostors the tries let through,
+/// the factor the penalty must cover) and after it, and the genuine pairs at 48.
+private func runScaleSearch() {
+    let matcher = FingerMatcher()
+    let search = FingerMatcher.ScaleSearch.for(.fromRidges)
+    var once: [Double] = [], raw: [Double] = [], paid: [Double] = []
+    print("scale search ×\(search.factors.map { f($0, 2) }.joined(separator: "/")), penalty \(f(search.penalty)) points (12·log10 \(search.factors.count))")
+    for set in FVCSet.chosen([]) {
+        guard FileManager.default.fileExists(atPath: set.directory) else { continue }
+        let images = loadFVC(set)
+        let templates = extractAll(images)
+        let prepared = templates.map { matcher.prepare($0)! }
+        let sized = templates.map { t in search.factors.map { matcher.prepare(t.scaled(by: $0))! } }
+        var genuine = (once: 0, searched: 0, count: 0), impostorMax = (once: 0.0, searched: 0.0)
+        for i in images.indices {
+            for j in images.indices where j > i {
+                let one = matcher.score(prepared[j], prepared[i])
+                let best = sized[j].map { matcher.score($0, prepared[i]) }.max()!
+                if images[i].finger == images[j].finger {
+                    genuine.count += 1
+                    if one >= 48 { genuine.once += 1 }
+                    if search.adjusted(best) >= 48 { genuine.searched += 1 }
+                } else {
+                    once.append(one)
+                    raw.append(best)
+                    paid.append(search.adjusted(best))
+                    impostorMax = (max(impostorMax.once, one), max(impostorMax.searched, search.adjusted(best)))
+                }
+            }
+        }
+        print("\(set.name): genuine ≥ 48 \(genuine.once) → \(genuine.searched) of \(genuine.count); impostor max \(f(impostorMax.once)) → \(f(impostorMax.searched))")
+    }
+    print("all impostors (\(once.count)) at or above each score: one size / searched before the penalty (ratio) / searched")
+    for t in [20.0, 24, 28, 32, 36, 40, 48] {
+        let (a, b, c) = (once.filter { $0 >= t }.count, raw.filter { $0 >= t }.count, paid.filter { $0 >= t }.count)
+        print("  ≥ \(f(t, 0)): \(a) / \(b) (\(a > 0 ? f(Double(b) / Double(a), 2) + "×" : "–")) / \(c)")
     }
 }

@@ -247,6 +247,31 @@ final class FingerFlowTests: XCTestCase {
         XCTAssertEqual(misplaced?.field, "finger")
     }
 
+    /// A finger enrolled from the front verifies from the side (contactless3d 3_5: the left view
+    /// of the finger whose front view was enrolled), and another finger's side view does not. The
+    /// side view's print comes out ~10 % smaller than the front's (its ridge period is measured
+    /// on the finger's side): compared at one size it scores 36; the camera comparison's scale
+    /// search (FingerMatcher.ScaleSearch) finds it, its penalty included.
+    func testAFingerEnrolledFromTheFrontVerifiesFromTheSide() throws {
+        guard FileManager.default.fileExists(atPath: repositoryRoot + "/models/leader_cv46.onnx") else {
+            throw missing("learned minutiae model not installed in \(repositoryRoot)/models: run scripts/setup.sh")
+        }
+        let views = "contactless3d_multiview/"
+        let daemon = try fingerDaemon(cameras: [try replayOfOnePhoto(views + "3_5_1_0.jpg"), try replayOfOnePhoto(views + "3_5_1_1.jpg"),
+                                                try replayOfOnePhoto(views + "4_9_1_1.jpg")])
+        let client = try daemon.client()
+        let single = FingerCaptureSettings(mode: .single, liveness: LivenessLevel.none, timeoutS: 10)
+        let enrolled: FingerEnrollResult = try client.call(Method.fingerEnroll, FingerEnrollParams(
+            user: "ana", camera: "replay0", capture: single, captures: 1))
+        XCTAssertEqual(enrolled.templates.map(\.position), ["right_index"])
+        let side: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(user: "ana", camera: "replay1", capture: single))
+        XCTAssertTrue(side.match, "the same finger seen from its left (score \(side.score))")
+        XCTAssertGreaterThanOrEqual(side.score, 48)
+        let other: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(user: "ana", camera: "replay2", capture: single))
+        XCTAssertFalse(other.match, "another finger seen from its left (score \(other.score))")
+        XCTAssertLessThan(other.score, 48)
+    }
+
     /// The back of a hand is never a print: feedback show_palm, and the capture ends in bad_capture.
     func testTheBackOfTheHandIsRefused() throws {
         // the back of a right hand

@@ -128,7 +128,8 @@ extension FingerMethods {
                 for print in prints.sorted(by: { $0.quality > $1.quality }) {
                     if !matches.isEmpty, monotonicNanoseconds() >= endsAt { break }
                     guard let ranked = try? await finger.run({
-                        finger.rank(try finger.probes(print.image, position: print.position, for: references.sources), among: references)
+                        finger.rank(try finger.probes(print.image, position: print.position, for: references.sources), among: references,
+                                    scale: .fromRidges)
                     }) else { continue }
                     matches[print.position] = ranked.map {
                         FingerMatch(user: $0.reference.user, templateID: $0.reference.templateID, position: $0.reference.position, score: $0.score)

@@ -93,6 +93,19 @@ public struct FingerTemplate: Sendable, Hashable {
                        orientationField: orientationField, minutiaeSource: minutiaeSource)
     }
 
+    /// The same print `factor` times larger (minutiae positions, the print's size and its
+    /// orientation field; directions do not change under a uniform scale). The matcher's scale
+    /// search (`FingerMatcher.ScaleSearch`) compares a camera print at several sizes this way,
+    /// without extracting it again.
+    public func scaled(by factor: Double) -> FingerTemplate {
+        guard factor.isFinite, factor > 0, factor != 1 else { return self }
+        let w = Int((Double(width) * factor).rounded()), h = Int((Double(height) * factor).rounded())
+        return FingerTemplate(sourcePPI: sourcePPI, width: w, height: h, quality: quality, position: position,
+                              minutiae: minutiae.map { Minutia(x: $0.x * factor, y: $0.y * factor, angle: $0.angle, kind: $0.kind, quality: $0.quality) },
+                              orientationField: orientationField?.resampled(by: factor, printWidth: w, height: h),
+                              minutiaeSource: minutiaeSource)
+    }
+
     /// A copy without the orientation field (what an ISO 19794-2 round trip gives).
     public func withoutOrientationField() -> FingerTemplate {
         FingerTemplate(sourcePPI: sourcePPI, width: width, height: height, quality: quality, position: position, minutiae: minutiae,
@@ -259,6 +272,26 @@ public struct OrientationField: Sendable, Hashable {
     func fits(printWidth: Int, height: Int) -> Bool {
         let s = Self.size(printWidth: printWidth, height: height)
         return s.width == width && s.height == self.height
+    }
+
+    /// The field of the print `factor` times larger (`printWidth` × `height` pixels): each new
+    /// cell takes the cell its centre falls in (nearest neighbour: a direction is not averaged
+    /// across cells).
+    func resampled(by factor: Double, printWidth: Int, height printHeight: Int) -> OrientationField? {
+        let size = Self.size(printWidth: printWidth, height: printHeight)
+        guard size.width * size.height <= Self.maxCells else { return nil }
+        var out = [UInt8](repeating: 0, count: 2 * size.width * size.height)
+        for cy in 0..<size.height {
+            let oy = Int((Double(cy) + 0.5) / factor)
+            guard oy < height else { continue }
+            for cx in 0..<size.width {
+                let ox = Int((Double(cx) + 0.5) / factor)
+                guard ox < width else { continue }
+                out[2 * (cy * size.width + cx)] = cells[2 * (oy * width + ox)]
+                out[2 * (cy * size.width + cx) + 1] = cells[2 * (oy * width + ox) + 1]
+            }
+        }
+        return OrientationField(width: size.width, height: size.height, cells: out)
     }
 
     /// Cells holding usable print.
