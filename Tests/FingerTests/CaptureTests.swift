@@ -224,6 +224,17 @@ final class CaptureTests: XCTestCase {
         XCTAssertLessThan(d[2], r.optimalMin)
     }
 
+    /// Prints are unrolled as far as the ridges stay resolved (period × cos φ ≥ the gate's 4 px),
+    /// never less than 60° nor more than 80°.
+    func testPrintsAreUnrolledAsFarAsTheRidgesAreResolved() {
+        XCTAssertEqual(FingerCapture.unrollDegrees(ridgePeriod: 5), 60, "a finger near the gate's limit: 60°")
+        XCTAssertEqual(FingerCapture.unrollDegrees(ridgePeriod: 8), 60, accuracy: 1e-4)
+        XCTAssertEqual(FingerCapture.unrollDegrees(ridgePeriod: 16), 75.52, accuracy: 0.01, "a sharp close-up")
+        XCTAssertEqual(FingerCapture.unrollDegrees(ridgePeriod: 40), 80, "never seen edge-on")
+        let periods = stride(from: 4.0, through: 30, by: 0.5).map { FingerCapture.unrollDegrees(ridgePeriod: $0) }
+        XCTAssertEqual(periods, periods.sorted(), "ridges seen larger never unroll less far")
+    }
+
     func testDistanceRangeIsMonotonic() {
         let cameras = [DistanceCalibration(), DistanceCalibration(horizontalFOVDegrees: 60, minimumFocusMM: 100),
                        DistanceCalibration(horizontalFOVDegrees: 78, minimumFocusMM: 300),
