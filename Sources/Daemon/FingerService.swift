@@ -164,8 +164,7 @@ final class FingerService: Sendable {
         var hits: [(index: Int, score: Double)] = []
         for part in gallery.parts {
             guard let probe = probes[part.source] else { continue }
-            for factor in search.factors {
-                guard let prepared = matcher.prepare(probe.scaled(by: factor)) else { continue }
+            for prepared in matcher.prepare(probe, sizes: search) {
                 // A user has up to ten fingers enrolled: ask for enough hits to find `limit` users.
                 hits += part.index.search(prepared, limit: limit * 10, threads: threads).map {
                     (part.positions[$0.index], search.adjusted($0.score))

@@ -713,7 +713,7 @@ private func runScaleSearch() {
         let images = loadFVC(set)
         let templates = extractAll(images)
         let prepared = templates.map { matcher.prepare($0)! }
-        let sized = templates.map { t in search.factors.map { matcher.prepare(t.scaled(by: $0))! } }
+        let sized = templates.map { matcher.prepare($0, sizes: search) }
         var genuine = (once: 0, searched: 0, count: 0), impostorMax = (once: 0.0, searched: 0.0)
         for i in images.indices {
             for j in images.indices where j > i {
