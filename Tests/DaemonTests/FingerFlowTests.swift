@@ -272,6 +272,33 @@ final class FingerFlowTests: XCTestCase {
         XCTAssertLessThan(other.score, 48)
     }
 
+    /// Phone fingerphotos of one finger taken again elsewhere verify against its enrolment
+    /// (ksahib's sahibind3, a flash photo on black): on a grey bed sheet (sahibind7, where the
+    /// brightness region took in the sheet and the print was half sheet: score 7) and on a pink
+    /// sheet before brown wood (sahibind6, where no region outlined the finger: score 0). Another
+    /// person's thumb (tonmoy1) does not.
+    func testAFingerphotoOnABedSheetVerifiesAgainstItsFlashPhoto() throws {
+        guard FileManager.default.fileExists(atPath: repositoryRoot + "/models/leader_cv46.onnx") else {
+            throw missing("learned minutiae model not installed in \(repositoryRoot)/models: run scripts/setup.sh")
+        }
+        let photos = "ksahib_phone_fingers/"
+        let daemon = try fingerDaemon(cameras: [try replayOfOnePhoto(photos + "sahibind3.jpeg"), try replayOfOnePhoto(photos + "sahibind7.jpeg"),
+                                                try replayOfOnePhoto(photos + "sahibind6.jpeg"), try replayOfOnePhoto(photos + "tonmoy1.jpg")])
+        let client = try daemon.client()
+        let single = FingerCaptureSettings(mode: .single, liveness: LivenessLevel.none, timeoutS: 10)
+        let enrolled: FingerEnrollResult = try client.call(Method.fingerEnroll, FingerEnrollParams(
+            user: "sahib", camera: "replay0", capture: single, captures: 1))
+        XCTAssertEqual(enrolled.templates.map(\.position), ["right_index"])
+        for (camera, what) in [("replay1", "on a grey bed sheet"), ("replay2", "on a pink sheet")] {
+            let again: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(user: "sahib", camera: camera, capture: single))
+            XCTAssertTrue(again.match, "the same finger \(what) (score \(again.score))")
+            XCTAssertGreaterThanOrEqual(again.score, 48)
+        }
+        let other: FingerVerifyResult = try client.call(Method.fingerVerify, FingerAuthParams(user: "sahib", camera: "replay3", capture: single))
+        XCTAssertFalse(other.match, "another person's thumb (score \(other.score))")
+        XCTAssertLessThan(other.score, 48)
+    }
+
     /// The back of a hand is never a print: feedback show_palm, and the capture ends in bad_capture.
     func testTheBackOfTheHandIsRefused() throws {
         // the back of a right hand

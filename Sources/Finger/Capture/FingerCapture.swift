@@ -509,8 +509,80 @@ public final class FingerCapture {
             seeds.append(cvis_fingertip_seed(tip_x: f.tip_x, tip_y: f.tip_y, base_x: f.tip_x - f.dir_x * 1.35 * f.width,
                                              base_y: f.tip_y - f.dir_y * 1.35 * f.width, width: f.width))
         }
-        let tips = seeds.map { measure(view, $0) }.filter { $0.sidesFound && $0.width >= Double(minWidth) }
-        return tips.max { Self.clarity($0) < Self.clarity($1) }
+        let usable = { (t: Fingertip) in t.sidesFound && t.width >= Double(minWidth) }
+        var tips = seeds.map { measure(view, $0) }.filter(usable)
+        // No region outlined a finger clearly: look where a capture guide puts one. A guide seed's
+        // joint is only a guess, so a fingertip found from it is measured again from its own apex
+        // and width, as the region seeds' are.
+        if (tips.map { Double($0.raw.edge_contrast) }.max() ?? 0) < Self.outlinedEdgeContrast {
+            for guide in Self.guideSeeds(width: frame.width, height: frame.height) {
+                let first = measure(view, guide)
+                if first.sidesFound { tips.append(measure(view, Self.seed(at: first))) }
+            }
+        }
+        return Self.chooseCloseUp(tips.filter(usable))
+    }
+
+    /// Sides that stand out at least this clearly (median edge over the view's median gradient;
+    /// twice what cvis_fingertip_measure needs to call them sides) outline a finger: the finger's
+    /// outline against its background, not texture across it. The fingers of ksahib and
+    /// contactless3d: 9.8–36 where the region seeds found them; sahibind6's pink sheet: 2.6.
+    static let outlinedEdgeContrast = 4.0
+
+    /// A seed at a measured fingertip: its apex, its width, the joint 1.35 widths down its axis.
+    static func seed(at tip: Fingertip) -> cvis_fingertip_seed {
+        let r = tip.raw
+        return cvis_fingertip_seed(tip_x: r.tip_x, tip_y: r.tip_y, base_x: r.tip_x - r.dir_x * 1.35 * r.width,
+                                   base_y: r.tip_y - r.dir_y * 1.35 * r.width, width: r.width)
+    }
+
+    /// Where a capture guide puts a finger held close, whatever its colours: across the middle of
+    /// the frame, pointing away from a short side (up in a portrait frame; left or right in a
+    /// landscape one), about 0.4 of the short side wide. The region seeds miss a finger whose
+    /// skin and background fall on one side of every threshold (ksahib's sahibind6: a finger on a
+    /// pink sheet before brown wood); from this seed the sides are found on the finger's own edges.
+    static func guideSeeds(width: Int, height: Int) -> [cvis_fingertip_seed] {
+        let w = Float(width), h = Float(height), fw = 0.4 * min(w, h)
+        if h >= w {
+            return [cvis_fingertip_seed(tip_x: w / 2, tip_y: 0.25 * h, base_x: w / 2, base_y: 0.25 * h + 1.35 * fw, width: fw)]
+        }
+        return [cvis_fingertip_seed(tip_x: 0.25 * w, tip_y: h / 2, base_x: 0.25 * w + 1.35 * fw, base_y: h / 2, width: fw),
+                cvis_fingertip_seed(tip_x: 0.75 * w, tip_y: h / 2, base_x: 0.75 * w - 1.35 * fw, base_y: h / 2, width: fw)]
+    }
+
+    /// The close-up hypothesis to keep: the one whose ridges are clearest, unless a narrower one
+    /// whose ridges are resolved lies inside it. A region that merged the finger with what lies
+    /// beside it (a bed sheet, a sleeve, a shadow of the same grey) is wider than the finger and
+    /// holds it, and its window then takes in the background's folds and weave, which can look as
+    /// "ridged" as the pad; the finger's own outline is the narrower one. (ksahib's sahibind5/7/8:
+    /// 561 / 736 / 709 px outlines on a bed sheet against 440 / 470 / 500 px fingers.)
+    static func chooseCloseUp(_ found: [Fingertip]) -> Fingertip? {
+        // Sides that stand out less than half as clearly as the best-outlined hypothesis' are
+        // texture inside the finger or the background, not its outline.
+        let sharpest = found.map { Double($0.raw.edge_contrast) }.max() ?? 0
+        let tips = found.filter { Double($0.raw.edge_contrast) >= 0.5 * sharpest }
+        guard let clearest = tips.max(by: { clarity($0) < clarity($1) }) else { return nil }
+        let inner = tips.filter { t in
+            t.width <= 0.9 * clearest.width && Self.lies(t, inside: clearest)
+                && RidgeGate.judge(sidesFound: t.sidesFound, width: t.width, period: Double(t.raw.ridge_period),
+                                   area: Double(t.raw.ridge_area), moving: false, repeated: Double(t.raw.repeated),
+                                   gridded: Double(t.raw.ridge_gridded)) == .resolved
+        }
+        return inner.max(by: { clarity($0) < clarity($1) }) ?? clearest
+    }
+
+    /// Whether fingertip `a` lies within `b`'s outline: their axes agree within 15°, their apexes
+    /// within a third of `b`'s width along the axis, and `a`'s sides fall between `b`'s (a tenth of
+    /// `a`'s width of slack) across the pad.
+    static func lies(_ a: Fingertip, inside b: Fingertip) -> Bool {
+        let bx = Double(b.raw.dir_x), by = Double(b.raw.dir_y)
+        guard Double(a.raw.dir_x) * bx + Double(a.raw.dir_y) * by >= cos(15 * Double.pi / 180) else { return false }
+        // a's pad centre (half a width below its apex) in b's frame: along and across b's axis.
+        let cx = a.tipX - Double(a.raw.dir_x) * a.width / 2, cy = a.tipY - Double(a.raw.dir_y) * a.width / 2
+        let dx = cx - b.tipX, dy = cy - b.tipY
+        let across = abs(-dx * by + dy * bx)
+        let apexAlong = (a.tipX - b.tipX) * bx + (a.tipY - b.tipY) * by
+        return abs(apexAlong) <= b.width / 3 && across + a.width / 2 <= b.width / 2 + 0.1 * a.width
     }
 
     /// How clearly a fingertip shows ridges (to choose among close-up hypotheses): ridge area ×
