@@ -427,18 +427,26 @@ private func cameraPhotosBench(_ arguments: [String]) {
             print("  liveness \(level.rawValue) on these live fingers: live \(v[.live, default: 0]), fake \(v[.fake, default: 0]), "
                 + "no decision \(v[.noDecision, default: 0])")
         }
-        if folder == "contactless3d_multiview" {
-            // The same camera prints through the classical extractor (version 2) and the learned one
-            // (version 3, when ./models/leader_cv46.onnx is installed): same prints, same pairs.
-            var kinds: [(String, FingerprintExtractor)] = [("classical (v2)", extractor)]
-            if let learned = benchLearned { kinds.append(("learned (v3)", FingerprintExtractor(learned: learned))) }
-            for (label, e) in kinds {
-                var made: [String: FingerTemplate] = [:]
-                for (name, image) in prints { if let t = try? e.extract(image) { made[name] = t } }
-                print("  extractor \(label): \(made.count)/\(prints.count) camera prints give a template")
-                // At one size, then as the daemon compares camera prints (scale search, penalty paid).
-                for search in [FingerMatcher.ScaleSearch.none, .for(.fromRidges)] {
-                    crossView(names: names.filter { $0.hasSuffix(".jpg") }.sorted(), templates: made, matcher: matcher, search: search, verbose: verbose)
+        // The same camera prints through the classical extractor (version 2) and the learned one
+        // (version 3, when ./models/leader_cv46.onnx is installed): same prints, same pairs.
+        var kinds: [(String, FingerprintExtractor)] = [("classical (v2)", extractor)]
+        if let learned = benchLearned { kinds.append(("learned (v3)", FingerprintExtractor(learned: learned))) }
+        let photos = names.filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".jpeg") }.sorted()
+        for (label, e) in kinds {
+            var made: [String: FingerTemplate] = [:]
+            for (name, image) in prints { if let t = try? e.extract(image) { made[name] = t } }
+            print("  extractor \(label): \(made.count)/\(prints.count) camera prints give a template")
+            // At one size, then as the daemon compares camera prints (scale search, penalty paid).
+            for search in [FingerMatcher.ScaleSearch.none, .for(.fromRidges)] {
+                if folder == "contactless3d_multiview" {
+                    crossView(names: photos, templates: made, matcher: matcher, search: search, verbose: verbose,
+                              title: "cross-view matching (camera print vs camera print, two views of one finger", views: true,
+                              sameFinger: { $0.split(separator: "_").prefix(2) == $1.split(separator: "_").prefix(2) })
+                } else {
+                    crossView(names: photos.filter { !ksahibOpenHands.contains($0) }, templates: made, matcher: matcher,
+                              search: search, verbose: verbose,
+                              title: "phone fingerphotos (one finger photographed again: sahibind×8, amit×3, tonmoy×2, niloyind×2", views: false,
+                              sameFinger: ksahibSameFinger)
                 }
             }
         }
@@ -447,22 +455,44 @@ private func cameraPhotosBench(_ arguments: [String]) {
         + "\(junkPrints) prints from \(junkPhotos) photos")
 }
 
-/// contactless3d: <subject>_<finger>_1_<view>.jpg, views 0, 1, 2 (front, left, right) of each
-/// finger. Genuine = two views of one finger (57 pairs), impostor = views of different fingers;
-/// a photo that gave no template counts as a failed comparison (score 0) on both sides.
+/// ksahib's photos carry no labels; who is who is read from the file names and checked by eye:
+/// sahibind…sahibind8 are one index finger (8 photos: 28 genuine pairs), tonmoy1/tonmoy2 one thumb.
+/// amitind, amitind2 and amitmid are one finger (despite its name, amitmid's print is amitind2's
+/// whorl, ridge for ridge, and amitind's scene), niloyind/niloyind2 another; their faint photos
+/// give no print, so those pairs fail. tony.jpg may be tonmoy's thumb too: those pairs are left
+/// out, and so are amit.jpg's (a faint photo that may be the same finger). Every other pair is an
+/// impostor pair.
+private func ksahibSameFinger(_ a: String, _ b: String) -> Bool? {
+    func finger(_ n: String) -> String {
+        if n.hasPrefix("sahibind") { return "sahib index" }
+        if n.hasPrefix("tonmoy") || n.hasPrefix("tony") { return "tonmoy thumb" }
+        if n.hasPrefix("amitind") || n.hasPrefix("amitmid") { return "amit index" }
+        if n.hasPrefix("niloyind") { return "niloy index" }
+        return n
+    }
+    if (a == "amit.jpg" && b.hasPrefix("amit")) || (b == "amit.jpg" && a.hasPrefix("amit")) { return nil }
+    if finger(a) != finger(b) { return false }
+    if a.hasPrefix("tony") || b.hasPrefix("tony") { return nil }
+    return true
+}
+
+/// Genuine = two photos of one finger (`sameFinger` true), impostor = of different fingers (false),
+/// left out when unknown (nil). contactless3d: <subject>_<finger>_1_<view>.jpg, views 0, 1, 2
+/// (front, left, right) of each finger, 57 genuine pairs. A photo that gave no template counts as
+/// a failed comparison (score 0) on both sides.
 private func crossView(names: [String], templates: [String: FingerTemplate], matcher: FingerMatcher, search: FingerMatcher.ScaleSearch,
-                       verbose: Bool) {
+                       verbose: Bool, title: String, views: Bool, sameFinger: (String, String) -> Bool?) {
     let prepared = templates.compactMapValues { matcher.prepare($0) }
-    func finger(_ k: String) -> String { k.split(separator: "_").prefix(2).joined(separator: "_") }
     var genuine: [Double] = [], impostor: [Double] = []
     var worst: [(String, String, Double)] = [], pairs: [(String, String, Double)] = []
     for (i, a) in names.enumerated() {
         for b in names[(i + 1)...] {
+            guard let same = sameFinger(a, b) else { continue }
             var score = 0.0
             if let ta = prepared[a], let tb = templates[b] {
                 score = matcher.score(probe: tb, reference: ta, search: search) // the later view verified against the earlier
             }
-            if finger(a) == finger(b) { genuine.append(score); pairs.append((a, b, score)) } else {
+            if same { genuine.append(score); pairs.append((a, b, score)) } else {
                 impostor.append(score)
                 worst.append((a, b, score))
             }
@@ -470,7 +500,7 @@ private func crossView(names: [String], templates: [String: FingerTemplate], mat
     }
     // By view pair: front–left, front–right, left–right (how much of one finger two views share).
     var byPair: [String: [Double]] = [:]
-    for (i, a) in names.enumerated() { for b in names[(i + 1)...] where finger(a) == finger(b) {
+    for (i, a) in names.enumerated() { for b in names[(i + 1)...] where views && sameFinger(a, b) == true {
         guard let ta = prepared[a], let tb = templates[b] else { continue }
         let key = "\(a.suffix(5).prefix(1))-\(b.suffix(5).prefix(1))"
         byPair[key, default: []].append(matcher.score(probe: tb, reference: ta, search: search))
@@ -488,14 +518,15 @@ private func crossView(names: [String], templates: [String: FingerTemplate], mat
         let fnmr = Double(genuine.filter { $0 < t }.count) / Double(genuine.count)
         if abs(fmr - fnmr) < gap { gap = abs(fmr - fnmr); eer = (fmr + fnmr) / 2 }
     }
-    print("  cross-view matching (camera print vs camera print, two views of one finger; "
+    print("  \(title); "
         + (search.factors.count > 1 ? "scale search ×\(search.factors.map { f($0, 2) }.joined(separator: "/")), −\(f(search.penalty)) points" : "one size") + "): genuine \(genuine.count), TAR at 48 \(pct(tar, genuine.count)), median \(f(median(genuine))); "
         + "impostor \(impostor.count): at/above 48 \(far), max \(f(impostor.max() ?? 0)), p99 \(f(percentile(impostor, 0.99))); "
         + "EER \(f(100 * eer, 2))%")
-    print("    by views (pairs with both templates): " + byPairLine)
+    if views { print("    by views (pairs with both templates): " + byPairLine) }
     if verbose {
         for (a, b, s) in worst.sorted(by: { $0.2 > $1.2 }).prefix(3) { print("    top impostor \(a) vs \(b): \(f(s))") }
-        print("    genuine: " + pairs.map { "\($0.0.dropLast(4))–\($0.1.suffix(5).prefix(1)) \(f($0.2, 0))" }.joined(separator: ", "))
+        print("    genuine: " + pairs.map { views ? "\($0.0.dropLast(4))–\($0.1.suffix(5).prefix(1)) \(f($0.2, 0))"
+            : "\($0.0.split(separator: ".")[0])–\($0.1.split(separator: ".")[0]) \(f($0.2, 0))" }.joined(separator: ", "))
     }
 }
 
