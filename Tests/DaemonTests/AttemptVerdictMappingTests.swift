@@ -19,6 +19,7 @@ final class AttemptVerdictMappingTests: XCTestCase {
     func testFingerFailuresAndOtherErrors() {
         XCTAssertEqual(AttemptVerdict(FingerFailure.spoof), .presentationAttack)
         XCTAssertEqual(AttemptVerdict(FingerFailure.noFingers(timeoutMs: 10000)), .notJudged(.nobodyInView))
+        XCTAssertEqual(AttemptVerdict(FingerFailure.noTemplate(feedback: .optimal)), .notJudged(.poorQuality))
         XCTAssertEqual(AttemptVerdict(error: SessionFailure.face(.spoof(.recapture(highFrequencyShare: 0.01), livenessScore: 5))),
                        .presentationAttack)
         XCTAssertEqual(AttemptVerdict(error: CancellationError()), .notJudged(.canceled))

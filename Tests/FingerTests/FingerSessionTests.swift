@@ -168,4 +168,31 @@ final class FingerSessionTests: XCTestCase {
         var none = FingerAuthentication(Self.spec(), threshold: 48, startedAt: Self.start)
         guard case .failed(.noFingers) = none.observe(Self.sighting([]), at: Self.start + 1000 * Self.ms) else { return XCTFail() }
     }
+
+    /// Prints of quality 80 that give no template end in "no template", not in "no usable
+    /// fingers (best quality 80, needed 40)": the user is told what went wrong. One template
+    /// extracted makes it an ordinary result again.
+    func testPrintsThatGiveNoTemplateSaySo() {
+        let end = Self.start + 1000 * Self.ms
+        var s = FingerAuthentication(Self.spec(), threshold: 48, startedAt: Self.start)
+        guard case .needPrints = s.observe(Self.sighting(Self.all4), at: Self.at(0)) else { return XCTFail() }
+        guard case .progress = s.judged([:]) else { return XCTFail("no template yet: keep capturing") }
+        guard case .failed(let failure) = s.observe(Self.sighting(Self.all4), at: end) else { return XCTFail("nothing matched") }
+        XCTAssertEqual(failure, .noTemplate(feedback: .optimal))
+
+        var partly = FingerAuthentication(Self.spec(), threshold: 48, startedAt: Self.start)
+        _ = partly.observe(Self.sighting(Self.all4), at: Self.at(0))
+        _ = partly.judged([FingerPosition(.right, .ring): [Self.match("alice", 20)]])
+        guard case .decided(let negative) = partly.observe(Self.sighting(Self.all4), at: end) else { return XCTFail("one was matched") }
+        XCTAssertFalse(negative.matched)
+
+        var enrol = FingerEnrolment(Self.spec(), rounds: 1, matcher: FingerMatcher(), startedAt: Self.start)
+        guard case .needPrints = enrol.observe(Self.sighting(Self.all4), at: end) else { return XCTFail("the last chance") }
+        guard case .failed(let enrolFailure) = enrol.judged([:]) else { return XCTFail("no template at the last chance") }
+        XCTAssertEqual(enrolFailure, .noTemplate(feedback: .optimal))
+        var dim = FingerEnrolment(Self.spec(), rounds: 1, matcher: FingerMatcher(), startedAt: Self.start)
+        guard case .failed(.lowQuality) = dim.observe(Self.sighting([30, 30, 30, 30], feedback: .focus), at: end) else {
+            return XCTFail("prints below the threshold are still low quality")
+        }
+    }
 }

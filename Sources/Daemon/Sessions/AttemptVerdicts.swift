@@ -24,7 +24,7 @@ extension AttemptVerdict {
         switch failure {
         case .spoof: self = .presentationAttack
         case .noFingers: self = .notJudged(.nobodyInView)
-        case .lowQuality: self = .notJudged(.poorQuality)
+        case .lowQuality, .noTemplate: self = .notJudged(.poorQuality)
         }
     }
 

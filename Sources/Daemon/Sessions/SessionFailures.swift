@@ -66,6 +66,10 @@ extension RPCError {
         case .lowQuality(let best, let threshold, let feedback):
             self = .app(.badCapture, "no usable fingers found (best quality \(best), needed \(threshold))",
                         hint: Self.fingerHint(feedback), details: ["feedback": .string(feedback.rawValue)])
+        case .noTemplate(let feedback):
+            self = .app(.badCapture, "prints were made, but none gave a fingerprint template (too few clear minutiae)",
+                        hint: "hold the finger still, a little closer, in focus and well lit",
+                        details: ["feedback": .string(feedback.rawValue)])
         }
     }
 

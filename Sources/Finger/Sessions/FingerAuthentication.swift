@@ -28,8 +28,9 @@ public struct FingerAuthentication: FingerSession {
     private var best: FingerMatch?
     private var position: FingerPosition?
     private var captures = 0
-    /// Between `.needPrints` and `judged`: the frame's verdict and whether the deadline had passed.
-    private var pending: (liveness: LivenessVerdict, late: Bool)?
+    /// Between `.needPrints` and `judged`: the frame's verdict, whether the deadline had passed and
+    /// the fingers asked for.
+    private var pending: (liveness: LivenessVerdict, late: Bool, asked: Set<FingerPosition>)?
 
     public init(_ spec: FingerCaptureSpec, threshold: Double, startedAt: UInt64) {
         self.threshold = threshold
@@ -50,7 +51,7 @@ public struct FingerAuthentication: FingerSession {
             let improved = usable.filter { $0.quality >= (extractedQuality[$0.position] ?? -100) + 5 }
             for print in improved { extractedQuality[print.position] = print.quality }
             if !improved.isEmpty {
-                pending = (sighting.liveness, late)
+                pending = (sighting.liveness, late, Set(improved.map(\.position)))
                 return .needPrints(improved)
             }
             if let decided = decision(sighting.liveness) { return decided }
@@ -59,8 +60,9 @@ public struct FingerAuthentication: FingerSession {
     }
 
     public mutating func judged(_ matches: [FingerPosition: [FingerMatch]]) -> FingerStep<Outcome> {
-        let (liveness, late) = pending ?? (.noDecision, false)
+        let (liveness, late, asked) = pending ?? (.noDecision, false, [])
         pending = nil
+        capture.extracted(asked: asked, gave: Set(matches.keys))
         for (position, ranked) in matches.sorted(by: { $0.key.isoCode < $1.key.isoCode }) {
             captures += 1
             for match in ranked where match.score > bestPerUser[match.user] ?? -1 { bestPerUser[match.user] = match.score }

@@ -18,6 +18,8 @@ public struct FingerEnrolment: FingerSession {
     private var now: UInt64 = 0
     /// The prints asked for were the capture's last chance (its deadline had passed).
     private var lastChance = false
+    /// The fingers whose prints were asked for.
+    private var asked: Set<FingerPosition> = []
 
     public init(_ spec: FingerCaptureSpec, rounds: Int, matcher: FingerMatcher, startedAt: UInt64) {
         self.rounds = max(1, rounds)
@@ -38,6 +40,7 @@ public struct FingerEnrolment: FingerSession {
             if let failure = capture.livenessFailure(sighting.liveness) { return .failed(failure) }
             if !(spec.checksLiveness && sighting.liveness == .noDecision) {
                 lastChance = late
+                asked = Set(usable.map(\.position))
                 return .needPrints(usable)
             }
         }
@@ -45,6 +48,7 @@ public struct FingerEnrolment: FingerSession {
     }
 
     public mutating func judged(_ templates: [FingerPosition: FingerTemplate]) -> FingerStep<Outcome> {
+        capture.extracted(asked: asked, gave: Set(templates.keys))
         // Every expected finger must give a template, else keep capturing.
         guard Set(templates.keys).isSuperset(of: spec.expected) else { return lastChance ? .failed(capture.failure) : .progress }
         for (position, template) in templates { captures[position, default: []].append(template) }

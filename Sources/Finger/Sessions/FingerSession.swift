@@ -55,6 +55,9 @@ public enum FingerFailure: Error, Sendable, Equatable {
     case noFingers(timeoutMs: Int)
     /// Fingers were seen, but no print reached the quality threshold.
     case lowQuality(bestQuality: Int, threshold: Int, feedback: Feedback)
+    /// Prints reached the quality threshold, but not one gave a template (too few clear
+    /// minutiae): the prints were good enough to try, not to use.
+    case noTemplate(feedback: Feedback)
 }
 
 /// A capture request, resolved: what to look for, which fingers to expect, and when to give up.
@@ -83,6 +86,9 @@ struct FingerCaptureTracker: Sendable {
     private var sawFingers = false
     private var lastQualities: [Int] = []
     private var lastFeedback = Feedback.noFingers
+    /// Prints asked for gave no template, and none has given one.
+    private var printsWithoutTemplate = false
+    private var gotTemplate = false
 
     init(_ spec: FingerCaptureSpec, startedAt: UInt64) {
         self.spec = spec
@@ -99,6 +105,12 @@ struct FingerCaptureTracker: Sendable {
         return sighting.prints.filter { $0.quality >= spec.qualityThreshold }
     }
 
+    /// What extraction made of the prints asked for: the positions that gave a template.
+    mutating func extracted(asked: Set<FingerPosition>, gave: Set<FingerPosition>) {
+        if !gave.isEmpty { gotTemplate = true }
+        if !asked.isSubset(of: gave) { printsWithoutTemplate = true }
+    }
+
     func coversExpected(_ prints: [CapturedPrint]) -> Bool { Set(prints.map(\.position)).isSuperset(of: spec.expected) }
 
     func isPastDeadline(_ now: UInt64) -> Bool { now >= deadlineNs }
@@ -110,7 +122,8 @@ struct FingerCaptureTracker: Sendable {
 
     /// Why the capture ended without a result.
     var failure: FingerFailure {
-        sawFingers ? .lowQuality(bestQuality: lastQualities.max() ?? 0, threshold: spec.qualityThreshold, feedback: lastFeedback)
+        if printsWithoutTemplate && !gotTemplate { return .noTemplate(feedback: lastFeedback) }
+        return sawFingers ? .lowQuality(bestQuality: lastQualities.max() ?? 0, threshold: spec.qualityThreshold, feedback: lastFeedback)
             : .noFingers(timeoutMs: spec.timeoutMs)
     }
 }
