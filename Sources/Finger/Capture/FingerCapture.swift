@@ -33,6 +33,12 @@ struct Fingertip {
     }
 
     var sidesFound: Bool { raw.found != 0 }
+
+    /// The ridge gate's verdict on this fingertip's measures.
+    func ridgeVerdict(moving: Bool) -> RidgeGate.Verdict {
+        RidgeGate.judge(sidesFound: sidesFound, width: width, period: Double(raw.ridge_period), area: Double(raw.ridge_area),
+                        moving: moving, repeated: Double(raw.repeated), gridded: Double(raw.ridge_gridded))
+    }
     var tipX: Double { Double(raw.tip_x) }
     var tipY: Double { Double(raw.tip_y) }
     var width: Double { Double(raw.width) }
@@ -288,11 +294,7 @@ public final class FingerCapture {
             guard let tip = tips[digit] else { continue }
             let position = FingerPosition(options.hand, digit)
             let moving = previous[digit].map { hypot($0.tipX - tip.tipX, $0.tipY - tip.tipY) > Self.movingShare * tip.width } ?? false
-            let verdict: RidgeGate.Verdict = palm
-                ? RidgeGate.judge(sidesFound: tip.sidesFound, width: tip.width, period: Double(tip.raw.ridge_period),
-                                  area: Double(tip.raw.ridge_area), moving: moving, repeated: Double(tip.raw.repeated),
-                                  gridded: Double(tip.raw.ridge_gridded))
-                : .refused(.showPalm)
+            let verdict: RidgeGate.Verdict = palm ? tip.ridgeVerdict(moving: moving) : .refused(.showPalm)
             verdicts[position] = verdict
             measures[position] = tip.measure
             var quality: Int?
@@ -506,8 +508,7 @@ public final class FingerCapture {
         seeds = Array(seeds.prefix(max(0, regions)))
         let count = Int(cvis_hand_find_fingers(engine, view, minWidth, 0, found.baseAddress, Int32(found.count), &status))
         for f in (0..<max(0, count)).map({ found[$0] }) where f.score >= 0.45 {
-            seeds.append(cvis_fingertip_seed(tip_x: f.tip_x, tip_y: f.tip_y, base_x: f.tip_x - f.dir_x * 1.35 * f.width,
-                                             base_y: f.tip_y - f.dir_y * 1.35 * f.width, width: f.width))
+            seeds.append(Self.seed(tipX: f.tip_x, tipY: f.tip_y, dirX: f.dir_x, dirY: f.dir_y, width: f.width))
         }
         let usable = { (t: Fingertip) in t.sidesFound && t.width >= Double(minWidth) }
         var tips = seeds.map { measure(view, $0) }.filter(usable)
@@ -517,7 +518,9 @@ public final class FingerCapture {
         if (tips.map { Double($0.raw.edge_contrast) }.max() ?? 0) < Self.outlinedEdgeContrast {
             for guide in Self.guideSeeds(width: frame.width, height: frame.height) {
                 let first = measure(view, guide)
-                if first.sidesFound { tips.append(measure(view, Self.seed(at: first))) }
+                guard first.sidesFound else { continue }
+                let r = first.raw
+                tips.append(measure(view, Self.seed(tipX: r.tip_x, tipY: r.tip_y, dirX: r.dir_x, dirY: r.dir_y, width: r.width)))
             }
         }
         return Self.chooseCloseUp(tips.filter(usable))
@@ -529,11 +532,9 @@ public final class FingerCapture {
     /// contactless3d: 9.8–36 where the region seeds found them; sahibind6's pink sheet: 2.6.
     static let outlinedEdgeContrast = 4.0
 
-    /// A seed at a measured fingertip: its apex, its width, the joint 1.35 widths down its axis.
-    static func seed(at tip: Fingertip) -> cvis_fingertip_seed {
-        let r = tip.raw
-        return cvis_fingertip_seed(tip_x: r.tip_x, tip_y: r.tip_y, base_x: r.tip_x - r.dir_x * 1.35 * r.width,
-                                   base_y: r.tip_y - r.dir_y * 1.35 * r.width, width: r.width)
+    /// A seed at a fingertip found elsewhere: its apex, its width, the joint 1.35 widths down its axis.
+    static func seed(tipX: Float, tipY: Float, dirX: Float, dirY: Float, width: Float) -> cvis_fingertip_seed {
+        cvis_fingertip_seed(tip_x: tipX, tip_y: tipY, base_x: tipX - dirX * 1.35 * width, base_y: tipY - dirY * 1.35 * width, width: width)
     }
 
     /// Where a capture guide puts a finger held close, whatever its colours: across the middle of
@@ -563,10 +564,7 @@ public final class FingerCapture {
         let tips = found.filter { Double($0.raw.edge_contrast) >= 0.5 * sharpest }
         guard let clearest = tips.max(by: { clarity($0) < clarity($1) }) else { return nil }
         let inner = tips.filter { t in
-            t.width <= 0.9 * clearest.width && Self.lies(t, inside: clearest)
-                && RidgeGate.judge(sidesFound: t.sidesFound, width: t.width, period: Double(t.raw.ridge_period),
-                                   area: Double(t.raw.ridge_area), moving: false, repeated: Double(t.raw.repeated),
-                                   gridded: Double(t.raw.ridge_gridded)) == .resolved
+            t.width <= 0.9 * clearest.width && Self.lies(t, inside: clearest) && t.ridgeVerdict(moving: false) == .resolved
         }
         return inner.max(by: { clarity($0) < clarity($1) }) ?? clearest
     }
