@@ -544,11 +544,9 @@ public final class FingerCapture {
     /// pink sheet before brown wood); from this seed the sides are found on the finger's own edges.
     static func guideSeeds(width: Int, height: Int) -> [cvis_fingertip_seed] {
         let w = Float(width), h = Float(height), fw = 0.4 * min(w, h)
-        if h >= w {
-            return [cvis_fingertip_seed(tip_x: w / 2, tip_y: 0.25 * h, base_x: w / 2, base_y: 0.25 * h + 1.35 * fw, width: fw)]
-        }
-        return [cvis_fingertip_seed(tip_x: 0.25 * w, tip_y: h / 2, base_x: 0.25 * w + 1.35 * fw, base_y: h / 2, width: fw),
-                cvis_fingertip_seed(tip_x: 0.75 * w, tip_y: h / 2, base_x: 0.75 * w - 1.35 * fw, base_y: h / 2, width: fw)]
+        if h >= w { return [seed(tipX: w / 2, tipY: 0.25 * h, dirX: 0, dirY: -1, width: fw)] }
+        return [seed(tipX: 0.25 * w, tipY: h / 2, dirX: -1, dirY: 0, width: fw),
+                seed(tipX: 0.75 * w, tipY: h / 2, dirX: 1, dirY: 0, width: fw)]
     }
 
     /// The close-up hypothesis to keep: the one whose ridges are clearest, unless a narrower one

@@ -86,7 +86,8 @@ struct FingerCaptureTracker: Sendable {
     private var sawFingers = false
     private var lastQualities: [Int] = []
     private var lastFeedback = Feedback.noFingers
-    /// Prints asked for gave no template, and none has given one.
+    /// Some print asked for gave no template; some print gave one. Both only for `failure`: prints
+    /// that never gave a template end in `.noTemplate`, not in a quality the prints did reach.
     private var printsWithoutTemplate = false
     private var gotTemplate = false
 
