@@ -16,10 +16,23 @@ final class AttemptVerdictMappingTests: XCTestCase {
         XCTAssertEqual(AttemptVerdict(.lowQuality(threshold: 48, feedback: [.tooDark], enrolling: false)), .notJudged(.poorQuality))
     }
 
+    /// A finger capture that ended with prints but no template says which fingers gave none: an
+    /// enrolment short of one finger is told which one to present again.
+    func testAPrintWithoutTemplateIsNamedInTheError() {
+        let one = RPCError(FingerFailure.noTemplate(fingers: [FingerPosition(.right, .ring)], feedback: .focus))
+        XCTAssertEqual(one.errorReason, .badCapture)
+        XCTAssertEqual(one.message, "prints were made, but the print of right ring gave no fingerprint template (too few clear minutiae)")
+        XCTAssertEqual(one.data?["fingers"], .array(["right_ring"]))
+        XCTAssertEqual(one.data?["feedback"], "focus")
+        let two = RPCError(FingerFailure.noTemplate(fingers: [FingerPosition(.left, .thumb), FingerPosition(.left, .index)], feedback: .optimal))
+        XCTAssertTrue(two.message.contains("the prints of left thumb, left index gave no"), two.message)
+    }
+
     func testFingerFailuresAndOtherErrors() {
         XCTAssertEqual(AttemptVerdict(FingerFailure.spoof), .presentationAttack)
         XCTAssertEqual(AttemptVerdict(FingerFailure.noFingers(timeoutMs: 10000)), .notJudged(.nobodyInView))
-        XCTAssertEqual(AttemptVerdict(FingerFailure.noTemplate(feedback: .optimal)), .notJudged(.poorQuality))
+        XCTAssertEqual(AttemptVerdict(FingerFailure.noTemplate(fingers: [FingerPosition(.right, .ring)], feedback: .optimal)),
+                       .notJudged(.poorQuality))
         XCTAssertEqual(AttemptVerdict(error: SessionFailure.face(.spoof(.recapture(highFrequencyShare: 0.01), livenessScore: 5))),
                        .presentationAttack)
         XCTAssertEqual(AttemptVerdict(error: CancellationError()), .notJudged(.canceled))

@@ -66,10 +66,12 @@ extension RPCError {
         case .lowQuality(let best, let threshold, let feedback):
             self = .app(.badCapture, "no usable fingers found (best quality \(best), needed \(threshold))",
                         hint: Self.fingerHint(feedback), details: ["feedback": .string(feedback.rawValue)])
-        case .noTemplate(let feedback):
-            self = .app(.badCapture, "prints were made, but none gave a fingerprint template (too few clear minutiae)",
+        case .noTemplate(let fingers, let feedback):
+            let which = fingers.map { $0.name.replacingOccurrences(of: "_", with: " ") }.joined(separator: ", ")
+            self = .app(.badCapture, "prints were made, but the \(fingers.count == 1 ? "print" : "prints") of \(which) "
+                            + "gave no fingerprint template (too few clear minutiae)",
                         hint: "hold the finger still, a little closer, in focus and well lit",
-                        details: ["feedback": .string(feedback.rawValue)])
+                        details: ["feedback": .string(feedback.rawValue), "fingers": .array(fingers.map { .string($0.name) })])
         }
     }
 

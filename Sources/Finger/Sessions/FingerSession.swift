@@ -55,9 +55,10 @@ public enum FingerFailure: Error, Sendable, Equatable {
     case noFingers(timeoutMs: Int)
     /// Fingers were seen, but no print reached the quality threshold.
     case lowQuality(bestQuality: Int, threshold: Int, feedback: Feedback)
-    /// Prints reached the quality threshold, but not one gave a template (too few clear
-    /// minutiae): the prints were good enough to try, not to use.
-    case noTemplate(feedback: Feedback)
+    /// Prints reached the quality threshold, but those of `fingers` gave no template (too few
+    /// clear minutiae): good enough to try, not to use. Verification fails so only when no
+    /// finger gave one; enrolment, which needs every expected finger, when any did not.
+    case noTemplate(fingers: [FingerPosition], feedback: Feedback)
 }
 
 /// A capture request, resolved: what to look for, which fingers to expect, and when to give up.
@@ -86,10 +87,10 @@ struct FingerCaptureTracker: Sendable {
     private var sawFingers = false
     private var lastQualities: [Int] = []
     private var lastFeedback = Feedback.noFingers
-    /// Some print asked for gave no template; some print gave one. Both only for `failure`: prints
-    /// that never gave a template end in `.noTemplate`, not in a quality the prints did reach.
-    private var printsWithoutTemplate = false
-    private var gotTemplate = false
+    /// The fingers whose print gave no template the last time one was asked for. Only for
+    /// `failure`: a capture that ends so ends in `.noTemplate` naming them, not in a quality the
+    /// prints did reach.
+    private var withoutTemplate: Set<FingerPosition> = []
 
     init(_ spec: FingerCaptureSpec, startedAt: UInt64) {
         self.spec = spec
@@ -108,8 +109,7 @@ struct FingerCaptureTracker: Sendable {
 
     /// What extraction made of the prints asked for: the positions that gave a template.
     mutating func extracted(asked: Set<FingerPosition>, gave: Set<FingerPosition>) {
-        if !gave.isEmpty { gotTemplate = true }
-        if !asked.isSubset(of: gave) { printsWithoutTemplate = true }
+        withoutTemplate = withoutTemplate.union(asked).subtracting(gave)
     }
 
     func coversExpected(_ prints: [CapturedPrint]) -> Bool { Set(prints.map(\.position)).isSuperset(of: spec.expected) }
@@ -121,9 +121,12 @@ struct FingerCaptureTracker: Sendable {
         spec.checksLiveness && verdict == .fake ? .spoof : nil
     }
 
-    /// Why the capture ended without a result.
+    /// Why the capture ended without a result. (A verification whose prints gave some template
+    /// ends with a result, matched or not, so it gets here only when none gave one.)
     var failure: FingerFailure {
-        if printsWithoutTemplate && !gotTemplate { return .noTemplate(feedback: lastFeedback) }
+        if !withoutTemplate.isEmpty {
+            return .noTemplate(fingers: withoutTemplate.sorted { $0.isoCode < $1.isoCode }, feedback: lastFeedback)
+        }
         return sawFingers ? .lowQuality(bestQuality: lastQualities.max() ?? 0, threshold: spec.qualityThreshold, feedback: lastFeedback)
             : .noFingers(timeoutMs: spec.timeoutMs)
     }
