@@ -437,6 +437,7 @@ private func cameraPhotosBench(_ arguments: [String]) {
             for (name, image) in prints { if let t = try? e.extract(image) { made[name] = t } }
             print("  extractor \(label): \(made.count)/\(prints.count) camera prints give a template")
             // At one size, then as the daemon compares camera prints (scale search, penalty paid).
+            if folder == "contactless3d_multiview" { crossViewLimits(prints: prints, templates: made, extractor: e, matcher: matcher) }
             for search in [FingerMatcher.ScaleSearch.none, .for(.fromRidges)] {
                 if folder == "contactless3d_multiview" {
                     crossView(names: photos, templates: made, matcher: matcher, search: search, verbose: verbose,
@@ -474,6 +475,44 @@ private func ksahibSameFinger(_ a: String, _ b: String) -> Bool? {
     if finger(a) != finger(b) { return false }
     if a.hasPrefix("tony") || b.hasPrefix("tony") { return nil }
     return true
+}
+
+/// What a side view would need to match its front view, tried on each front view (view 0) with
+/// itself: its left or right half alone (a side view shares about that much of the pad), and its
+/// minutiae shifted across the finger by up to 8 % of the print's width, smoothly (what an
+/// unrolling with a wrong cross-section does: x + 0.08·w·sin(πx/w), directions turned to
+/// match). When these match at 48 where the real side views do not, the views' prints differ
+/// in which minutiae they show, not in how much of the pad they share or in their shape.
+private func crossViewLimits(prints: [String: FingerprintImage], templates: [String: FingerTemplate], extractor: FingerprintExtractor,
+                             matcher: FingerMatcher) {
+    var halves = (matched: 0, tried: 0), warped = (matched: 0, tried: 0)
+    for (name, whole) in templates.sorted(by: { $0.key < $1.key }) where name.hasSuffix("_0.jpg") {
+        guard let reference = matcher.prepare(whole), let image = prints[name] else { continue }
+        for keepLeft in [true, false] {
+            var pixels = image.pixels, mask = image.mask ?? [UInt8](repeating: 255, count: pixels.count)
+            for y in 0..<image.height {
+                for x in 0..<image.width where (x < image.width / 2) != keepLeft {
+                    pixels[y * image.width + x] = 255
+                    mask[y * image.width + x] = 0
+                }
+            }
+            halves.tried += 1
+            guard let half = try? FingerprintImage(width: image.width, height: image.height, pixels: pixels, ppi: image.ppi, mask: mask),
+                  let template = try? extractor.extract(half) else { continue }
+            if matcher.score(probe: template, reference: reference, search: .none) >= 48 { halves.matched += 1 }
+        }
+        let w = Double(whole.width)
+        let moved = whole.minutiae.map { m -> Minutia in
+            let stretch = 1 + 0.08 * .pi * cos(.pi * m.x / w), a = atan2(sin(m.angle), cos(m.angle) * stretch)
+            return Minutia(x: m.x + 0.08 * w * sin(.pi * m.x / w), y: m.y, angle: a < 0 ? a + 2 * .pi : a, kind: m.kind, quality: m.quality)
+        }
+        warped.tried += 1
+        let probe = FingerTemplate(sourcePPI: whole.sourcePPI, width: whole.width, height: whole.height, quality: whole.quality,
+                                   position: nil, minutiae: moved, minutiaeSource: whole.minutiaeSource)
+        if matcher.score(probe: probe, reference: reference, search: .none) >= 48 { warped.matched += 1 }
+    }
+    print("  what limits cross-view: a front print's left or right half alone matches its whole at ≥ 48 in \(halves.matched)/\(halves.tried); "
+        + "its minutiae moved across the finger by up to 8 % of its width in \(warped.matched)/\(warped.tried)")
 }
 
 /// Genuine = two photos of one finger (`sameFinger` true), impostor = of different fingers (false),
