@@ -443,6 +443,7 @@ private func cameraPhotosBench(_ arguments: [String]) {
                     crossView(names: photos, templates: made, matcher: matcher, search: search, verbose: verbose,
                               title: "cross-view matching (camera print vs camera print, two views of one finger", views: true,
                               sameFinger: { $0.split(separator: "_").prefix(2) == $1.split(separator: "_").prefix(2) })
+                    if search.factors.count > 1 { twoViewEnrolment(names: photos, templates: made, matcher: matcher, search: search) }
                 } else {
                     crossView(names: photos.filter { !ksahibOpenHands.contains($0) }, templates: made, matcher: matcher,
                               search: search, verbose: verbose,
@@ -513,6 +514,43 @@ private func crossViewLimits(prints: [String: FingerprintImage], templates: [Str
     }
     print("  what limits cross-view: a front print's left or right half alone matches its whole at ≥ 48 in \(halves.matched)/\(halves.tried); "
         + "its minutiae moved across the finger by up to 8 % of its width in \(warped.matched)/\(warped.tried)")
+}
+
+/// What enrolling two views of each finger would give (not what finger.enroll does: it keeps one
+/// template per finger): each view verified against the finger's other two views, best of the two,
+/// as finger.verify takes the best of a user's templates; impostor attempts are each view against
+/// the two-view enrolments of the other fingers that hold both, best of two again. A view that
+/// gave no template is a failed attempt. The pairs' scores are the cross-view pairs' scores.
+private func twoViewEnrolment(names: [String], templates: [String: FingerTemplate], matcher: FingerMatcher,
+                              search: FingerMatcher.ScaleSearch) {
+    func finger(_ name: String) -> String { name.split(separator: "_").prefix(2).joined(separator: "_") }
+    let prepared = templates.compactMapValues { matcher.prepare($0) }
+    var cache: [String: Double] = [:]
+    func score(_ probe: String, _ reference: String) -> Double {
+        let key = "\(probe)|\(reference)"
+        if let s = cache[key] { return s }
+        var s = 0.0
+        if let p = templates[probe], let r = prepared[reference] { s = matcher.score(probe: p, reference: r, search: search) }
+        cache[key] = s
+        return s
+    }
+    let fingers = Dictionary(grouping: names, by: finger)
+    var genuine: [Double] = [], impostor: [Double] = []
+    for (id, views) in fingers.sorted(by: { $0.key < $1.key }) {
+        for probe in views {
+            genuine.append(views.filter { $0 != probe }.map { score(probe, $0) }.max() ?? 0)
+            for (other, enrolled) in fingers where other != id {
+                // Each two-view enrolment of the other finger: every pair of its views.
+                for (i, a) in enrolled.enumerated() { for b in enrolled[(i + 1)...] {
+                    impostor.append(max(score(probe, a), score(probe, b)))
+                } }
+            }
+        }
+    }
+    let tar = genuine.filter { $0 >= 48 }.count
+    print("  two views enrolled per finger (what finger.enroll would give keeping two views; it keeps one): each view verified "
+        + "against its finger's other two, best of two: TAR at 48 \(pct(tar, genuine.count)), median \(f(median(genuine))); "
+        + "impostor attempts \(impostor.count): at/above 48 \(impostor.filter { $0 >= 48 }.count), max \(f(impostor.max() ?? 0))")
 }
 
 /// Genuine = two photos of one finger (`sameFinger` true), impostor = of different fingers (false),
