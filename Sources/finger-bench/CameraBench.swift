@@ -519,8 +519,8 @@ private func crossViewLimits(prints: [String: FingerprintImage], templates: [Str
 /// What enrolling two views of each finger would give (not what finger.enroll does: it keeps one
 /// template per finger): each view verified against the finger's other two views, best of the two,
 /// as finger.verify takes the best of a user's templates; impostor attempts are each view against
-/// the two-view enrolments of the other fingers that hold both, best of two again. A view that
-/// gave no template is a failed attempt. The pairs' scores are the cross-view pairs' scores;
+/// every two-view enrolment of the other fingers, best of two again. A view that gave no template
+/// is a failed attempt (and an enrolled view without one matches nothing). The pairs' scores are the cross-view pairs' scores;
 /// TAR is also given with the best of two paying for its second chance.
 private func twoViewEnrolment(names: [String], templates: [String: FingerTemplate], matcher: FingerMatcher,
                               search: FingerMatcher.ScaleSearch) {
