@@ -23,9 +23,8 @@ final class FingerSessionTests: XCTestCase {
     static func sighting(_ qualities: [Int], liveness: LivenessVerdict = .noDecision, feedback: Feedback = .optimal)
         -> FingerSighting
     {
-        let positions = [Digit.index, .middle, .ring, .little].map { FingerPosition(.right, $0) }
-        let prints = zip(positions, qualities).map { CapturedPrint(position: $0, image: image, quality: $1, box: box) }
-        let seen = zip(positions, qualities).map { FingerObservation(position: $0, box: box, quality: $1, level: QualityLevel(quality: $1)) }
+        let prints = zip(right4, qualities).map { CapturedPrint(position: $0, image: image, quality: $1, box: box) }
+        let seen = zip(right4, qualities).map { FingerObservation(position: $0, box: box, quality: $1, level: QualityLevel(quality: $1)) }
         return FingerSighting(
             analysis: FingerFrameAnalysis(fingers: seen, distance: 0.2, distanceRange: DistanceRange(min: 0.1, optimalMin: 0.15,
                                                                                                     optimalMax: 0.25, max: 0.3),
