@@ -730,3 +730,87 @@ float cvis_ridge_period(const uint8_t *grey, const uint8_t *mask, int width, int
 }
 
 } // extern "C"
+
+float cvis_print_ridge_period(const uint8_t *grey, const uint8_t *mask, int width, int height, cvis_status *status) {
+    float result = -1;
+    cvis_status s;
+    if (!grey || width < 64 || height < 64 || width > 4096 || height > 4096) {
+        s = fail(CVIS_ERR_ARGUMENT, "bad print");
+    } else {
+        s = guarded([&]() -> cvis_status {
+            constexpr int T = 64, step = 32, N = 128;
+            static const cv::Mat window = [] {
+                cv::Mat w;
+                cv::createHanningWindow(w, cv::Size(T, T), CV_32F);
+                return w;
+            }();
+            cv::Mat g(height, width, CV_8U, const_cast<uint8_t *>(grey)), m;
+            if (mask) m = cv::Mat(height, width, CV_8U, const_cast<uint8_t *>(mask));
+            cv::Mat tile, padded(N, N, CV_32F), spec, planes[2], power;
+            const float lo = float(N) / 16, hi = float(N) / 5; // periods 5–16 px
+            std::vector<float> periods;
+            for (int y = 0; y + T <= height; y += step)
+                for (int x = 0; x + T <= width; x += step) {
+                    cv::Rect r(x, y, T, T);
+                    if (!m.empty() && cv::countNonZero(m(r)) < int(0.98 * T * T)) continue;
+                    g(r).convertTo(tile, CV_32F);
+                    tile -= cv::mean(tile)[0];
+                    tile = tile.mul(window);
+                    padded.setTo(0);
+                    tile.copyTo(padded(cv::Rect(0, 0, T, T)));
+                    cv::dft(padded, spec, cv::DFT_COMPLEX_OUTPUT);
+                    cv::split(spec, planes);
+                    cv::magnitude(planes[0], planes[1], power);
+                    // Half plane (u ≥ 0) covers every frequency once.
+                    float best = 0;
+                    int bu = 0, bv = 0;
+                    for (int v = 0; v < N; ++v)
+                        for (int u = 0; u <= N / 2; ++u) {
+                            int fv = v <= N / 2 ? v : v - N;
+                            float rad = std::sqrt(float(u * u + fv * fv));
+                            if (rad < lo || rad > hi) continue;
+                            float p = power.at<float>(v, u);
+                            if (p > best) {
+                                best = p;
+                                bu = u;
+                                bv = fv;
+                            }
+                        }
+                    if (best <= 0) continue;
+                    // Sub-bin peak: a parabola through the peak and its neighbours on each axis.
+                    auto at = [&](int u, int fv) {
+                        if (u < 0) {
+                            u = -u;
+                            fv = -fv;
+                        }
+                        if (u > N / 2) return 0.f;
+                        return power.at<float>((fv + N) % N, u);
+                    };
+                    auto refine = [](float l, float c, float r) {
+                        float d = l - 2 * c + r;
+                        return d < 0 ? std::clamp(0.5f * (l - r) / d, -0.5f, 0.5f) : 0.f;
+                    };
+                    float fu = bu + refine(at(bu - 1, bv), best, at(bu + 1, bv));
+                    float fvv = bv + refine(at(bu, bv - 1), best, at(bu, bv + 1));
+                    float rad = std::hypot(fu, fvv);
+                    if (rad > 0) periods.push_back(float(N) / rad);
+                }
+            result = periods.size() >= 4 ? median(periods) : 0;
+            return CVIS_OK;
+        });
+    }
+    if (status) *status = s;
+    return s == CVIS_OK ? result : -1;
+}
+
+cvis_status cvis_print_resample(const uint8_t *grey, int width, int height, uint8_t *out, int out_width, int out_height) {
+    if (!grey || !out || width < 1 || height < 1 || out_width < 1 || out_height < 1 || width > 4096 || height > 4096 ||
+        out_width > 4096 || out_height > 4096)
+        return fail(CVIS_ERR_ARGUMENT, "bad print size");
+    return guarded([&]() -> cvis_status {
+        cv::Mat g(height, width, CV_8U, const_cast<uint8_t *>(grey)), o(out_height, out_width, CV_8U, out);
+        bool shrink = out_width < width;
+        cv::resize(g, o, o.size(), 0, 0, shrink ? cv::INTER_AREA : cv::INTER_CUBIC);
+        return CVIS_OK;
+    });
+}

@@ -298,6 +298,9 @@ final class CaptureTests: XCTestCase {
             // where it is measured in the frame, and the rest of the print.)
             XCTAssertEqual(Double(period), Double(FingerCapture.printRidgePeriod), accuracy: 1.0, "\(p.position)")
             XCTAssertGreaterThan(area, 0.6)
+            // Then sized by its own ridges measured finely over the whole print.
+            let fine = cvis_print_ridge_period(image.pixels, finger, Int32(image.width), Int32(image.height), &status)
+            XCTAssertEqual(Double(fine), Double(FingerCapture.printFinePeriod), accuracy: 0.03 * Double(FingerCapture.printFinePeriod), "\(p.position)")
             // No separate mask: the background is white in the pixels (what the PNG holds).
             XCTAssertNil(image.mask)
             let inside = image.pixels.filter { $0 != 255 }.map(Int.init)
