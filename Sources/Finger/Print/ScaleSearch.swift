@@ -5,10 +5,10 @@ import Foundation
 public enum PrintScale: Sendable, Equatable {
     /// From the sensor's resolution (an uploaded image at its dpi, a contact sensor): exact.
     case known
-    /// From the print's own ridge period (a camera print, `FingerCapture`): the period differs
-    /// by a few percent between the parts of one finger, so two views of one finger can come out
-    /// 5–10 % apart in size (contactless3d: a side view needs ×1.05–1.10 against the front view
-    /// of the same finger; Docs/finger-camera.md).
+    /// From the print's own ridge period (a camera print, `FingerCapture`: the frame's measure,
+    /// then the print's own, finer one): the period differs by a few percent between the parts
+    /// of one finger, so two views of one finger can still come out several percent apart in
+    /// size (Docs/finger-camera.md).
     case fromRidges
 }
 
