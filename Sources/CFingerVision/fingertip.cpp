@@ -729,7 +729,6 @@ float cvis_ridge_period(const uint8_t *grey, const uint8_t *mask, int width, int
     return s == CVIS_OK ? result : -1;
 }
 
-} // extern "C"
 
 float cvis_print_ridge_period(const uint8_t *grey, const uint8_t *mask, int width, int height, cvis_status *status) {
     float result = -1;
@@ -814,3 +813,5 @@ cvis_status cvis_print_resample(const uint8_t *grey, int width, int height, uint
         return CVIS_OK;
     });
 }
+
+} // extern "C"
