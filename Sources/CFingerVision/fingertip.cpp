@@ -729,7 +729,6 @@ float cvis_ridge_period(const uint8_t *grey, const uint8_t *mask, int width, int
     return s == CVIS_OK ? result : -1;
 }
 
-
 float cvis_print_ridge_period(const uint8_t *grey, const uint8_t *mask, int width, int height, cvis_status *status) {
     float result = -1;
     cvis_status s;
@@ -745,8 +744,19 @@ float cvis_print_ridge_period(const uint8_t *grey, const uint8_t *mask, int widt
             }();
             cv::Mat g(height, width, CV_8U, const_cast<uint8_t *>(grey)), m;
             if (mask) m = cv::Mat(height, width, CV_8U, const_cast<uint8_t *>(mask));
+            // The band's frequency bins (half plane u ≥ 0: each frequency once), once.
+            static const std::vector<std::pair<int, int>> band = [] {
+                std::vector<std::pair<int, int>> b;
+                const float lo = float(N) / 16, hi = float(N) / 5; // periods 5–16 px
+                for (int v = 0; v < N; ++v)
+                    for (int u = 0; u <= N / 2; ++u) {
+                        int fv = v <= N / 2 ? v : v - N;
+                        float rad = std::sqrt(float(u * u + fv * fv));
+                        if (rad >= lo && rad <= hi) b.push_back({u, fv});
+                    }
+                return b;
+            }();
             cv::Mat tile, padded(N, N, CV_32F), spec, planes[2], power;
-            const float lo = float(N) / 16, hi = float(N) / 5; // periods 5–16 px
             std::vector<float> periods;
             for (int y = 0; y + T <= height; y += step)
                 for (int x = 0; x + T <= width; x += step) {
@@ -760,21 +770,16 @@ float cvis_print_ridge_period(const uint8_t *grey, const uint8_t *mask, int widt
                     cv::dft(padded, spec, cv::DFT_COMPLEX_OUTPUT);
                     cv::split(spec, planes);
                     cv::magnitude(planes[0], planes[1], power);
-                    // Half plane (u ≥ 0) covers every frequency once.
                     float best = 0;
                     int bu = 0, bv = 0;
-                    for (int v = 0; v < N; ++v)
-                        for (int u = 0; u <= N / 2; ++u) {
-                            int fv = v <= N / 2 ? v : v - N;
-                            float rad = std::sqrt(float(u * u + fv * fv));
-                            if (rad < lo || rad > hi) continue;
-                            float p = power.at<float>(v, u);
-                            if (p > best) {
-                                best = p;
-                                bu = u;
-                                bv = fv;
-                            }
+                    for (auto [u, fv] : band) {
+                        float p = power.at<float>((fv + N) % N, u);
+                        if (p > best) {
+                            best = p;
+                            bu = u;
+                            bv = fv;
                         }
+                    }
                     if (best <= 0) continue;
                     // Sub-bin peak: a parabola through the peak and its neighbours on each axis.
                     auto at = [&](int u, int fv) {

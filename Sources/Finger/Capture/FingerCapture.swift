@@ -636,15 +636,13 @@ public final class FingerCapture {
         let period = cvis_print_ridge_period(pixels, mask, Int32(width), Int32(height), &status)
         let s = period > 0 ? Double(printFinePeriod / period) : 1
         let w = Int((Double(width) * s).rounded()), h = Int((Double(height) * s).rounded())
-        guard abs(s - 1) > 0.02, s > 0.8, s < 1.25,
-              FingerprintImage.sideRange.contains(w), FingerprintImage.sideRange.contains(h) else {
-            return try FingerprintImage(width: width, height: height, pixels: pixels, ppi: printPPI)
+        if abs(s - 1) > 0.02, s > 0.8, s < 1.25, FingerprintImage.sideRange.contains(w), FingerprintImage.sideRange.contains(h) {
+            var out = [UInt8](repeating: 255, count: w * h)
+            if cvis_print_resample(pixels, Int32(width), Int32(height), &out, Int32(w), Int32(h)) == CVIS_OK {
+                return try FingerprintImage(width: w, height: h, pixels: out, ppi: printPPI)
+            }
         }
-        var out = [UInt8](repeating: 255, count: w * h)
-        guard cvis_print_resample(pixels, Int32(width), Int32(height), &out, Int32(w), Int32(h)) == CVIS_OK else {
-            return try FingerprintImage(width: width, height: height, pixels: pixels, ppi: printPPI)
-        }
-        return try FingerprintImage(width: w, height: h, pixels: out, ppi: printPPI)
+        return try FingerprintImage(width: width, height: height, pixels: pixels, ppi: printPPI)
     }
 
     static func bounds(of boxes: [FingerBox]) -> FingerBox? {
